@@ -1,0 +1,177 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/vault-agent/vault-agent/llm"
+)
+
+// Event types. Every significant action of a run is one append-only Event
+// carrying one of these types (seed 003, pattern 3).
+const (
+	EventRunStarted        = "RunStarted"
+	EventTurnStarted       = "TurnStarted"
+	EventModelResponded    = "ModelResponded"
+	EventToolInvoked       = "ToolInvoked"
+	EventToolReturned      = "ToolReturned"
+	EventPlanAuthored      = "PlanAuthored"
+	EventPlanUpdated       = "PlanUpdated"
+	EventReflectionAdded   = "ReflectionAdded"
+	EventPlanContinuation  = "PlanContinuation"
+	EventPlanReviewPending = "PlanReviewPending"
+	EventReasonEmitted     = "ReasonEmitted"
+	EventObserveEmitted    = "ObserveEmitted"
+	EventInputRequested    = "InputRequested"
+	EventInputReceived     = "InputReceived"
+	EventInputTimeout      = "InputTimeout"
+	EventStageStarted      = "StageStarted"
+	EventStageCompleted    = "StageCompleted"
+	EventRunTerminated     = "RunTerminated"
+	// EventAnswerDelta is transient: it carries streamed answer text, is not
+	// written to traces and is not part of replay comparison.
+	EventAnswerDelta = "AnswerDelta"
+)
+
+// Stop reasons of a run.
+const (
+	StopFinalAnswer    = "final_answer"
+	StopMaxIterations  = "max_iterations"
+	StopTimeout        = "timeout"
+	StopStopped        = "stopped"
+	StopAwaitUserInput = "await_user_input"
+	StopError          = "error"
+)
+
+// References ties an event to plans, prompts and tools (seed 003 envelope).
+type References struct {
+	PlanID        string `json:"plan_id,omitempty"`
+	StepID        string `json:"step_id,omitempty"`
+	PromptVersion string `json:"prompt_version,omitempty"`
+	ToolVersion   string `json:"tool_version,omitempty"`
+	SectionKey    string `json:"section_key,omitempty"` // planning | action | reflection
+	Namespace     string `json:"namespace,omitempty"`
+}
+
+// Event is the envelope of every event.
+type Event struct {
+	EventID    string     `json:"event_id"`
+	EventType  string     `json:"event_type"`
+	Timestamp  time.Time  `json:"timestamp"`
+	Actor      string     `json:"actor"`
+	RunID      string     `json:"run_id"`
+	Seq        int        `json:"seq"`
+	Iteration  int        `json:"iteration"`
+	References References `json:"references"`
+	// Payload is one of the *Payload types below (or json.RawMessage when
+	// read back from a trace).
+	Payload any `json:"payload"`
+}
+
+// Transient reports whether the event is a streaming artefact that traces
+// and replay ignore.
+func (e Event) Transient() bool { return e.EventType == EventAnswerDelta }
+
+// Sink receives a run's events in order. Emit is called from the run's
+// goroutine and must not block for long.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+// Emit calls f.
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+// RunStartedPayload opens a run.
+type RunStartedPayload struct {
+	Goal          string `json:"goal"`
+	Mode          string `json:"mode"`
+	Model         string `json:"model"`
+	MaxIterations int    `json:"maxIterations"`
+	Planner       bool   `json:"planner"`
+}
+
+// TurnStartedPayload opens one iteration.
+type TurnStartedPayload struct {
+	Iteration int `json:"iteration"`
+}
+
+// ModelRespondedPayload records a model output so a run can be replayed.
+type ModelRespondedPayload struct {
+	Phase     string         `json:"phase,omitempty"` // act | reason | observe | plan | stage:<name>
+	Response  llm.Response   `json:"response"`
+	Error     string         `json:"error,omitempty"`
+	Messages  int            `json:"messages"`
+	ToolNames []string       `json:"toolNames,omitempty"`
+	Extra     map[string]any `json:"extra,omitempty"`
+}
+
+// ToolInvokedPayload is a tool call about to run.
+type ToolInvokedPayload struct {
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Summary is a one-line operational description ("Searching notes for ...").
+	Summary string `json:"summary"`
+}
+
+// ToolReturnedPayload is a tool call's outcome.
+type ToolReturnedPayload struct {
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Success   bool            `json:"success"`
+	Output    json.RawMessage `json:"output,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	LatencyMs float64         `json:"latencyMs"`
+	// Summary is a one-line result description ("Found 5 relevant notes").
+	Summary string `json:"summary"`
+}
+
+// Todo is one item of the write_todos plan.
+type Todo struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// PlanPayload is carried by PlanAuthored and PlanUpdated.
+type PlanPayload struct {
+	Revision int    `json:"revision"`
+	Todos    []Todo `json:"todos,omitempty"`
+	Focus    string `json:"focus,omitempty"`
+	Note     string `json:"note,omitempty"`
+	// Summary is a one-line description for the reasoning block.
+	Summary string `json:"summary"`
+	// Plan is the typed plan in par mode.
+	Plan any `json:"plan,omitempty"`
+	// Diff describes what changed from the previous version (par mode).
+	Diff any `json:"diff,omitempty"`
+}
+
+// TextPayload carries one piece of model text: reflections, reason and
+// observe phases, answer deltas, continuation notes, input questions.
+type TextPayload struct {
+	Text string `json:"text"`
+	// Control is the parsed JSON control block of roa phases, if any.
+	Control map[string]any `json:"control,omitempty"`
+}
+
+// StagePayload is carried by StageStarted and StageCompleted.
+type StagePayload struct {
+	Stage   string         `json:"stage"`
+	Attempt int            `json:"attempt"`
+	Output  map[string]any `json:"output,omitempty"`
+	Outcome string         `json:"outcome,omitempty"` // ok | retry | fallback | terminate
+	Error   string         `json:"error,omitempty"`
+}
+
+// RunTerminatedPayload closes a run.
+type RunTerminatedPayload struct {
+	StopReason string `json:"stopReason"`
+	Answer     string `json:"answer"`
+	Error      string `json:"error,omitempty"`
+	Iterations int    `json:"iterations"`
+	ElapsedMs  int64  `json:"elapsedMs"`
+}

@@ -1,0 +1,73 @@
+package search
+
+import "time"
+
+// Request is one search. Query uses our query language (see query.go);
+// the structured filters are ANDed with it.
+type Request struct {
+	Query string `json:"query"`
+	// Limit defaults to 10 and is capped at 100.
+	Limit   int      `json:"limit,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+	Folders []string `json:"folders,omitempty"`
+	// From and To bound the note mtime; zero means open.
+	From time.Time `json:"-"`
+	To   time.Time `json:"-"`
+}
+
+// Result is one matching note.
+type Result struct {
+	Path  string  `json:"path"`
+	Title string  `json:"title"`
+	Score float64 `json:"score"`
+	// Snippet is text from the best matching chunk with matches wrapped in
+	// "**" (markdown bold).
+	Snippet    string   `json:"snippet"`
+	Heading    string   `json:"heading"`
+	ChunkIndex int      `json:"chunkIndex"`
+	Tags       []string `json:"tags"`
+	// MTime is the note's modification time in epoch milliseconds.
+	MTime int64 `json:"mtime"`
+}
+
+// Results is a page of results.
+type Results struct {
+	Results []Result `json:"results"`
+	// Total counts all matching notes, not just this page.
+	Total  int     `json:"total"`
+	TookMs float64 `json:"tookMs"`
+	// Fuzzy is true when the exact query matched nothing and fuzzy matching
+	// produced these results.
+	Fuzzy bool `json:"fuzzy,omitempty"`
+}
+
+// Status describes the index for vault/status.
+type Status struct {
+	Notes         int       `json:"notes"`
+	Indexing      bool      `json:"indexing"`
+	Watching      bool      `json:"watching"`
+	LastIndexedAt time.Time `json:"lastIndexedAt"`
+}
+
+// SyncStats reports what a reconcile or rebuild did.
+type SyncStats struct {
+	Added     int           `json:"added"`
+	Updated   int           `json:"updated"`
+	Removed   int           `json:"removed"`
+	Unchanged int           `json:"unchanged"`
+	Failed    int           `json:"failed"`
+	Took      time.Duration `json:"-"`
+	// Rebuilt is true when the whole index was rebuilt; Reason says why.
+	Rebuilt bool   `json:"rebuilt,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// ProgressFunc receives indexing progress; it is called from the indexing
+// goroutine and must not block.
+type ProgressFunc func(done, total int)
+
+// TagCount is one tag with the number of notes carrying it.
+type TagCount struct {
+	Tag   string `json:"tag"`
+	Count int    `json:"count"`
+}

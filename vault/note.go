@@ -1,0 +1,56 @@
+package vault
+
+import "time"
+
+// Note is one parsed markdown file of the vault.
+type Note struct {
+	// Path is the vault-relative slash path, e.g. "projects/Alpha.md".
+	Path string `json:"path"`
+	// Title is the frontmatter title, or the basename without ".md".
+	Title   string   `json:"title"`
+	Aliases []string `json:"aliases,omitempty"`
+	// Tags are lower-cased, without the leading '#', deduplicated, in order of
+	// first appearance; nested tags keep their slashes ("area/work").
+	Tags     []string  `json:"tags,omitempty"`
+	Headings []Heading `json:"headings,omitempty"`
+	Links    []Link    `json:"links,omitempty"`
+	// Properties holds every frontmatter key, including title/aliases/tags.
+	Properties map[string]any `json:"properties,omitempty"`
+	// FrontmatterError is set when the frontmatter block failed to parse; the
+	// note is still indexed from its body.
+	FrontmatterError string `json:"frontmatterError,omitempty"`
+	// Body is the markdown after the frontmatter block.
+	Body    string    `json:"-"`
+	Chunks  []Chunk   `json:"-"`
+	ModTime time.Time `json:"mtime"`
+	Size    int64     `json:"size"`
+	// Hash is a hex content hash used to detect changes.
+	Hash string `json:"hash"`
+}
+
+// Heading is one ATX or setext heading of a note.
+type Heading struct {
+	Level int    `json:"level"`
+	Text  string `json:"text"`
+	Line  int    `json:"line"`
+}
+
+// Link is a wikilink, embed or markdown link found in a note.
+type Link struct {
+	Target  string `json:"target"`
+	Heading string `json:"heading,omitempty"`
+	Alias   string `json:"alias,omitempty"`
+	Embed   bool   `json:"embed,omitempty"`
+	// Kind is "wikilink" or "markdown".
+	Kind string `json:"kind"`
+}
+
+// Chunk is a heading-delimited section of a note, capped in size.
+type Chunk struct {
+	Index int `json:"index"`
+	// Heading is the heading path of the section, e.g. "Setup > Linux";
+	// empty for text before the first heading.
+	Heading   string `json:"heading,omitempty"`
+	Text      string `json:"text"`
+	StartLine int    `json:"startLine"`
+}
