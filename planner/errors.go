@@ -1,0 +1,36 @@
+package planner
+
+import "errors"
+
+// Tool names of the planner. The agent offers these tools only when the
+// planner is enabled (enableAgentPlannerV0).
+const (
+	ToolWriteTodos   = "write_todos"
+	ToolPlanProgress = "plan_progress"
+)
+
+// ErrOveruse is the exact tool error text given to planner calls in an
+// iteration the OveruseGuard blocked (DESIGN §5, seed 000 §5.2).
+const ErrOveruse = "planner_overuse_execute_next_step"
+
+// Sentinel errors. Model-facing failures (invalid arguments, no plan, unknown
+// step, batched plan_progress) wrap one of these; their Error text is meant to
+// be returned to the model as the tool result.
+var (
+	// ErrInvalidArgs marks arguments that fail the tool's JSON schema or the
+	// extra rules (unique todo ids). The concrete error is an *ArgsError.
+	ErrInvalidArgs = errors.New("invalid planner arguments")
+	// ErrNoPlan is returned by plan_progress before any write_todos.
+	ErrNoPlan = errors.New("plan_progress_requires_plan: call write_todos first to create a plan")
+	// ErrUnknownStep is returned when plan_progress names an id that is not in
+	// the plan.
+	ErrUnknownStep = errors.New("plan_progress: unknown step id")
+	// ErrNotSolo is returned when plan_progress is batched with other calls.
+	ErrNotSolo = errors.New("plan_progress must be the only tool call in its turn")
+
+	// ErrStoreLocked is returned by OpenReviewStore when another process (or
+	// another open in this process) holds the database.
+	ErrStoreLocked = errors.New("plan review store is locked by another process")
+	// ErrNoSession is returned by ReviewStore methods given an empty session id.
+	ErrNoSession = errors.New("plan review store: empty session id")
+)

@@ -1,0 +1,251 @@
+package planner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// DefaultReviewTTL is how long a pending plan review stays valid when
+// OpenReviewStore is given ttl <= 0 (seed 004 recommends 30-60 minutes).
+const DefaultReviewTTL = 60 * time.Minute
+
+// reviewLockTimeout bounds the wait for the database file lock, so a second
+// opener fails with ErrStoreLocked instead of hanging.
+const reviewLockTimeout = 250 * time.Millisecond
+
+var reviewBucket = []byte("plan_review_pending")
+
+// PendingReview is a plan waiting for the user's feedback (DESIGN §5, plan
+// review): the run that produced it ended with stop reason await_user_input.
+type PendingReview struct {
+	RunID     string    `json:"runId"`
+	Goal      string    `json:"goal"`
+	Plan      Plan      `json:"plan"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// reviewRecord is what the store writes: the review and its expiry.
+type reviewRecord struct {
+	Review    PendingReview `json:"review"`
+	ExpiresAt time.Time     `json:"expiresAt"`
+}
+
+// ReviewOption configures OpenReviewStore.
+type ReviewOption func(*ReviewStore)
+
+// WithClock sets the store's clock (tests inject one to check expiry).
+func WithClock(now func() time.Time) ReviewOption {
+	return func(s *ReviewStore) { s.now = now }
+}
+
+// ReviewStore persists pending plan reviews keyed by session id in an
+// embedded bbolt database, so they survive a restart of the sidecar. Entries
+// expire TTL after they were put. Methods are safe for concurrent use. Only
+// one process may open the file at a time.
+type ReviewStore struct {
+	db  *bolt.DB
+	ttl time.Duration
+	now func() time.Time
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// OpenReviewStore opens (creating it and its folder if needed) the database
+// at path. ttl <= 0 means DefaultReviewTTL. If another opener holds the file,
+// it fails after a short wait with an error wrapping ErrStoreLocked.
+func OpenReviewStore(path string, ttl time.Duration, opts ...ReviewOption) (*ReviewStore, error) {
+	if ttl <= 0 {
+		ttl = DefaultReviewTTL
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open plan review store %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: reviewLockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open plan review store %s: %w", path, ErrStoreLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open plan review store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(reviewBucket)
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open plan review store %s: %w", path, err)
+	}
+	s := &ReviewStore{db: db, ttl: ttl, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Put stores p as the pending review of sessionID, replacing any previous
+// one. A zero CreatedAt is set to now; the entry expires TTL after now.
+func (s *ReviewStore) Put(sessionID string, p PendingReview) error {
+	if sessionID == "" {
+		return ErrNoSession
+	}
+	now := s.now()
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = now
+	}
+	b, err := json.Marshal(reviewRecord{Review: p, ExpiresAt: now.Add(s.ttl)})
+	if err != nil {
+		return fmt.Errorf("put plan review %s: %w", sessionID, err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(reviewBucket).Put([]byte(sessionID), b)
+	})
+	if err != nil {
+		return fmt.Errorf("put plan review %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// Get returns the pending review of sessionID without removing it. An
+// expired or undecodable entry is reported as absent.
+func (s *ReviewStore) Get(sessionID string) (PendingReview, bool, error) {
+	if sessionID == "" {
+		return PendingReview{}, false, ErrNoSession
+	}
+	var rec reviewRecord
+	found := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(reviewBucket).Get([]byte(sessionID))
+		if v == nil {
+			return nil
+		}
+		found = json.Unmarshal(v, &rec) == nil
+		return nil
+	})
+	if err != nil {
+		return PendingReview{}, false, fmt.Errorf("get plan review %s: %w", sessionID, err)
+	}
+	if !found || !s.now().Before(rec.ExpiresAt) {
+		return PendingReview{}, false, nil
+	}
+	return rec.Review, true, nil
+}
+
+// Take returns the pending review of sessionID and deletes it, so feedback
+// is injected once. Expired (or undecodable) entries are deleted and
+// reported as absent.
+func (s *ReviewStore) Take(sessionID string) (PendingReview, bool, error) {
+	if sessionID == "" {
+		return PendingReview{}, false, ErrNoSession
+	}
+	var rec reviewRecord
+	found := false
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(reviewBucket)
+		v := b.Get([]byte(sessionID))
+		if v == nil {
+			return nil
+		}
+		found = json.Unmarshal(v, &rec) == nil && s.now().Before(rec.ExpiresAt)
+		return b.Delete([]byte(sessionID))
+	})
+	if err != nil {
+		return PendingReview{}, false, fmt.Errorf("take plan review %s: %w", sessionID, err)
+	}
+	if !found {
+		return PendingReview{}, false, nil
+	}
+	return rec.Review, true, nil
+}
+
+// Delete removes the pending review of sessionID, if any.
+func (s *ReviewStore) Delete(sessionID string) error {
+	if sessionID == "" {
+		return ErrNoSession
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(reviewBucket).Delete([]byte(sessionID))
+	})
+	if err != nil {
+		return fmt.Errorf("delete plan review %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// Purge deletes every expired entry and returns how many it deleted.
+func (s *ReviewStore) Purge() (int, error) {
+	now := s.now()
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(reviewBucket)
+		var stale [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var rec reviewRecord
+			if json.Unmarshal(v, &rec) != nil || !now.Before(rec.ExpiresAt) {
+				stale = append(stale, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(stale)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge plan reviews: %w", err)
+	}
+	return n, nil
+}
+
+// Close closes the database; later calls return the first result.
+func (s *ReviewStore) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.db.Close() })
+	return s.closeErr
+}
+
+// FeedbackBlock builds the block prepended to the next run of a session
+// whose plan was under review (seed 004, plan review):
+//
+//	<plan_feedback>
+//	plan:
+//	...rendered plan...
+//
+//	user_feedback:
+//	...
+//
+//	instruction: If the feedback changes the plan, call write_todos again; otherwise continue with the next step.
+//	</plan_feedback>
+func FeedbackBlock(p PendingReview, userReply string) string {
+	return "<plan_feedback>\nplan:\n" + strings.TrimSpace(p.Plan.Render()) +
+		"\n\nuser_feedback:\n" + strings.TrimSpace(userReply) +
+		"\n\ninstruction: If the feedback changes the plan, call write_todos again; otherwise continue with the next step.\n</plan_feedback>"
+}
+
+// PendingMarker builds the system marker that flags a conversation as
+// awaiting plan feedback (seed 004):
+//
+//	<plan_review_pending>
+//	overall_goal_ui: ...
+//	internal_plan: ...
+//	run_id: ...
+//	</plan_review_pending>
+func PendingMarker(p PendingReview) string {
+	return "<plan_review_pending>\noverall_goal_ui: " + strings.TrimSpace(p.Goal) +
+		"\ninternal_plan: " + strings.TrimSpace(p.Plan.Render()) +
+		"\nrun_id: " + p.RunID + "\n</plan_review_pending>"
+}
