@@ -1,0 +1,686 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults of the OpenAI provider.
+const (
+	DefaultOpenAITimeout    = 120 * time.Second
+	DefaultOpenAIMaxRetries = 3
+	// maxRetryAfter is the longest server-requested wait we honour; a server
+	// asking for more (a spent quota) gets an error instead of a stalled run.
+	maxRetryAfter = 60 * time.Second
+	backoffBase   = 500 * time.Millisecond
+	backoffCap    = 20 * time.Second
+)
+
+// OpenAIConfig configures the OpenAI-compatible provider. Its String and
+// LogValue methods never show the key.
+type OpenAIConfig struct {
+	// APIKey defaults to $OPENAI_API_KEY. It may be empty when BaseURL points
+	// at a local server (Ollama, llama.cpp, vLLM, LM Studio); then no
+	// Authorization header is sent.
+	APIKey string
+	// BaseURL defaults to $OPENAI_BASE_URL, then to the OpenAI API. For
+	// Ollama: http://localhost:11434/v1.
+	BaseURL string
+	// Model is required, e.g. "gpt-4o-mini" or "qwen3:8b".
+	Model string
+	// Timeout bounds one attempt of a call, streaming included. Default 120s.
+	Timeout time.Duration
+	// MaxRetries is the number of retries after the first attempt on 429,
+	// 5xx and connection errors. 0 means the default (3); negative disables
+	// retries.
+	MaxRetries int
+	// HTTPClient defaults to a new http.Client.
+	HTTPClient *http.Client
+	// Logger defaults to a discarding logger.
+	Logger *slog.Logger
+	// Sleep waits between retries; tests inject it. Default: a timer that
+	// honours ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// DisableStreamUsage stops asking for usage in the stream
+	// (stream_options.include_usage), for old servers that reject it.
+	DisableStreamUsage bool
+}
+
+// String describes the config without its key.
+func (c OpenAIConfig) String() string {
+	key := "unset"
+	if c.APIKey != "" {
+		key = "set"
+	}
+	return fmt.Sprintf("OpenAIConfig{Model:%q BaseURL:%q APIKey:%s}", c.Model, c.BaseURL, key)
+}
+
+// GoString keeps %#v from printing the key.
+func (c OpenAIConfig) GoString() string { return c.String() }
+
+// LogValue keeps slog from printing the key.
+func (c OpenAIConfig) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("model", c.Model),
+		slog.String("baseUrl", c.BaseURL),
+		slog.Bool("apiKeySet", c.APIKey != ""),
+	)
+}
+
+// OpenAI is a Model backed by any OpenAI-compatible Chat Completions
+// endpoint. It streams, joins tool-call deltas by index, removes thinking
+// content and retries transient failures that happen before any text was
+// delivered. It is safe for concurrent use.
+type OpenAI struct {
+	client     *openai.Client
+	model      string
+	key        string
+	baseURL    string
+	timeout    time.Duration
+	maxRetries int
+	usage      bool
+	log        *slog.Logger
+	sleep      func(ctx context.Context, d time.Duration) error
+}
+
+// NewOpenAI returns the provider for cfg.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = os.Getenv("OPENAI_BASE_URL")
+	}
+	cfg.Model = strings.TrimSpace(cfg.Model)
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("openai provider: %w: set --model (or the model setting), e.g. gpt-4o-mini, or qwen3:8b for Ollama", ErrNoModel)
+	}
+	if cfg.APIKey == "" && cfg.BaseURL == "" {
+		return nil, fmt.Errorf("openai provider: %w: set OPENAI_API_KEY, or set a base URL (OPENAI_BASE_URL, --base-url) for a local server such as http://localhost:11434/v1", ErrNoAPIKey)
+	}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	if cfg.BaseURL != "" {
+		u, err := url.Parse(cfg.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("openai provider: base URL %q is not an http(s) URL", redactString(cfg.BaseURL, cfg.APIKey))
+		}
+		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	oc.HTTPClient = captureDoer{hc}
+	o := &OpenAI{
+		client:     openai.NewClientWithConfig(oc),
+		model:      cfg.Model,
+		key:        cfg.APIKey,
+		baseURL:    oc.BaseURL,
+		timeout:    cfg.Timeout,
+		maxRetries: cfg.MaxRetries,
+		usage:      !cfg.DisableStreamUsage,
+		log:        cfg.Logger,
+		sleep:      cfg.Sleep,
+	}
+	if o.timeout <= 0 {
+		o.timeout = DefaultOpenAITimeout
+	}
+	switch {
+	case o.maxRetries == 0:
+		o.maxRetries = DefaultOpenAIMaxRetries
+	case o.maxRetries < 0:
+		o.maxRetries = 0
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	o.log = o.log.With("component", "llm.openai")
+	if o.sleep == nil {
+		o.sleep = sleepCtx
+	}
+	return o, nil
+}
+
+// Name returns "openai/<model>".
+func (o *OpenAI) Name() string { return "openai/" + o.model }
+
+// Chat streams one chat completion. Visible text goes to onDelta as it
+// arrives; thinking content goes to Response.Reasoning only. Failures before
+// any visible text was delivered are retried (429, 5xx, connection errors,
+// cut streams) with exponential backoff and jitter, honouring Retry-After;
+// after text was delivered a failure is returned as is. Malformed tool-call
+// arguments are returned raw in ToolCall.Arguments, not as an error.
+func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(string)) (*Response, error) {
+	creq := o.buildRequest(req)
+	delivered := false
+	deliver := func(s string) {
+		if s == "" {
+			return
+		}
+		delivered = true
+		if onDelta != nil {
+			onDelta(s)
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		resp, err := o.attempt(ctx, creq, deliver)
+		if err == nil {
+			o.log.Debug("chat completed", "model", o.model, "attempt", attempt+1,
+				"finishReason", resp.FinishReason, "toolCalls", len(resp.ToolCalls),
+				"promptTokens", resp.Usage.PromptTokens, "completionTokens", resp.Usage.CompletionTokens,
+				"elapsedMs", time.Since(start).Milliseconds())
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("openai chat: %w", ctx.Err())
+		}
+		if delivered || !retryable(err) {
+			return nil, fmt.Errorf("openai chat: %w", err)
+		}
+		wait, ok := o.backoff(attempt, err)
+		if !ok {
+			return nil, fmt.Errorf("openai chat: %w", err)
+		}
+		if attempt >= o.maxRetries {
+			return nil, fmt.Errorf("openai chat: giving up after %d attempts: %w", attempt+1, err)
+		}
+		o.log.Warn("chat failed, retrying", "model", o.model, "attempt", attempt+1,
+			"wait", wait.String(), "error", err.Error())
+		if serr := o.sleep(ctx, wait); serr != nil {
+			return nil, fmt.Errorf("openai chat: waiting to retry: %w", serr)
+		}
+	}
+}
+
+// attempt runs one streamed request. Errors it returns are already redacted.
+func (o *OpenAI) attempt(ctx context.Context, creq openai.ChatCompletionRequest, deliver func(string)) (*Response, error) {
+	actx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	capt := &respCapture{}
+	actx = context.WithValue(actx, captureKey{}, capt)
+
+	stream, err := o.client.CreateChatCompletionStream(actx, creq)
+	if err != nil {
+		return nil, o.classify(ctx, actx, err, capt)
+	}
+	defer stream.Close()
+
+	acc := streamAccumulator{deliver: deliver}
+	received := 0
+	for {
+		raw, rerr := stream.RecvRaw()
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			cause := o.classify(ctx, actx, rerr, capt)
+			return nil, &interruptedError{bytes: received, cause: cause}
+		}
+		received += len(raw)
+		var c streamChunk
+		if err := json.Unmarshal(raw, &c); err != nil {
+			o.log.Warn("skipping undecodable stream chunk", "bytes", len(raw))
+			continue
+		}
+		acc.add(&c)
+	}
+	if !acc.finished {
+		return nil, &interruptedError{bytes: received, cause: errors.New("the stream ended without a finish reason")}
+	}
+	return acc.response(), nil
+}
+
+// classify turns a go-openai or transport error into a redacted error that
+// says whether it is worth retrying.
+func (o *OpenAI) classify(parent, actx context.Context, err error, capt *respCapture) error {
+	if parent.Err() != nil {
+		return parent.Err()
+	}
+	if actx.Err() != nil {
+		return &transientError{msg: fmt.Sprintf("call timed out after %s", o.timeout)}
+	}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	status, msg := 0, ""
+	switch {
+	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode > 0:
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+		msg = strings.TrimSpace(string(reqErr.Body))
+		if msg == "" {
+			msg = reqErr.HTTPStatus
+		}
+	}
+	if status > 0 {
+		se := &StatusError{StatusCode: status, Message: o.redact(truncate(msg, 300))}
+		if h := capt.header(); h != nil {
+			se.RetryAfter = parseRetryAfter(h, time.Now())
+		}
+		return se
+	}
+	if apiErr != nil {
+		// An error event inside the stream: the server gave up mid-answer.
+		return &transientError{msg: "server error in stream: " + o.redact(truncate(apiErr.Message, 300))}
+	}
+	var netErr net.Error
+	var urlErr *url.Error
+	if errors.As(err, &netErr) || errors.As(err, &urlErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) {
+		return &transientError{msg: "connection error: " + o.redact(err.Error())}
+	}
+	return errors.New(o.redact(err.Error()))
+}
+
+// backoff returns how long to wait before retry number attempt+1, and false
+// when the server asked for a wait too long to honour.
+func (o *OpenAI) backoff(attempt int, err error) (time.Duration, bool) {
+	var se *StatusError
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		if se.RetryAfter > maxRetryAfter {
+			return 0, false
+		}
+		return se.RetryAfter, true
+	}
+	d := backoffBase << attempt
+	if d > backoffCap || d <= 0 {
+		d = backoffCap
+	}
+	// Equal jitter: half fixed, half random, so concurrent runs spread out.
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(half)+1)), true
+}
+
+func (o *OpenAI) redact(s string) string { return redactString(s, o.key) }
+
+func redactString(s, key string) string {
+	if len(key) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[REDACTED]")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// reasoningModel reports models that reject max_tokens and temperature.
+func reasoningModel(model string) bool {
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *OpenAI) buildRequest(req Request) openai.ChatCompletionRequest {
+	creq := openai.ChatCompletionRequest{
+		Model:    o.model,
+		Messages: toOpenAIMessages(req.Messages),
+		Stream:   true,
+	}
+	if o.usage {
+		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(params) == 0 || !json.Valid(params) {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		creq.Tools = append(creq.Tools, openai.Tool{
+			Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{
+				Name:        t.Name,
+				Description: t.Description,
+				Parameters:  params,
+			},
+		})
+	}
+	reasoning := reasoningModel(o.model)
+	if req.Temperature != nil && !reasoning {
+		t := *req.Temperature
+		if t == 0 {
+			// go-openai drops temperature 0 (omitempty); the smallest
+			// positive float32 is greedy decoding in practice.
+			t = math.SmallestNonzeroFloat32
+		}
+		creq.Temperature = t
+	}
+	if req.MaxTokens > 0 {
+		if reasoning {
+			creq.MaxCompletionTokens = req.MaxTokens
+		} else {
+			creq.MaxTokens = req.MaxTokens
+		}
+	}
+	return creq
+}
+
+func toOpenAIMessages(msgs []Message) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+	for _, m := range msgs {
+		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+		switch m.Role {
+		case RoleAssistant:
+			for _, tc := range m.ToolCalls {
+				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
+					ID:   tc.ID,
+					Type: openai.ToolTypeFunction,
+					Function: openai.FunctionCall{
+						Name:      tc.Name,
+						Arguments: sendableArguments(tc.Arguments),
+					},
+				})
+			}
+		case RoleTool:
+			om.ToolCallID = m.ToolCallID
+			if om.Content == "" {
+				// go-openai omits empty content, and servers require it on
+				// tool messages.
+				om.Content = "(no output)"
+			}
+		}
+		out = append(out, om)
+	}
+	return out
+}
+
+// sendableArguments keeps malformed arguments from an earlier turn from
+// breaking the next request: servers such as Ollama parse them and answer 400.
+// The raw text stays visible to the model inside a valid object.
+func sendableArguments(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	if json.Valid([]byte(args)) {
+		return args
+	}
+	b, _ := json.Marshal(map[string]string{"invalid_arguments": args})
+	return string(b)
+}
+
+// streamChunk is one chat.completion.chunk. We decode it ourselves (from
+// go-openai's RecvRaw) because servers differ from the OpenAI schema: the
+// reasoning text arrives as reasoning_content (DeepSeek, llama.cpp, older
+// vLLM) or reasoning (Ollama, OpenRouter, newer vLLM), and some omit the
+// tool-call index.
+type streamChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			ToolCalls        []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+type toolCallAcc struct {
+	index int
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+// streamAccumulator joins the chunks of one streamed response.
+type streamAccumulator struct {
+	deliver   func(string)
+	think     ThinkFilter
+	content   strings.Builder
+	reasoning strings.Builder
+	calls     []*toolCallAcc
+	finish    string
+	finished  bool
+	usage     Usage
+}
+
+func (a *streamAccumulator) add(c *streamChunk) {
+	if c.Usage != nil {
+		a.usage = Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // we never ask for n > 1
+		}
+		d := ch.Delta
+		if d.ReasoningContent != "" {
+			a.reasoning.WriteString(d.ReasoningContent)
+		} else if d.Reasoning != "" {
+			a.reasoning.WriteString(d.Reasoning)
+		}
+		if d.Content != "" {
+			vis := a.think.Write(d.Content)
+			a.content.WriteString(vis)
+			a.deliver(vis)
+		}
+		for _, tc := range d.ToolCalls {
+			acc := a.slot(tc.Index, tc.ID, tc.Function.Name)
+			if acc.id == "" {
+				acc.id = tc.ID
+			}
+			if acc.name == "" {
+				acc.name = tc.Function.Name
+			}
+			acc.args.WriteString(tc.Function.Arguments)
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.finish = *ch.FinishReason
+			a.finished = true
+		}
+	}
+}
+
+// slot finds the accumulator a tool-call delta belongs to: by index when the
+// server sends one, otherwise by id, otherwise by order (a named delta after
+// a complete call starts a new call; anything else continues the last one).
+func (a *streamAccumulator) slot(index *int, id, name string) *toolCallAcc {
+	if index != nil {
+		for _, c := range a.calls {
+			if c.index == *index {
+				return c
+			}
+		}
+		return a.newSlot(*index)
+	}
+	if id != "" {
+		for _, c := range a.calls {
+			if c.id == id {
+				return c
+			}
+		}
+		return a.newSlot(a.nextIndex())
+	}
+	if len(a.calls) == 0 {
+		return a.newSlot(0)
+	}
+	last := a.calls[len(a.calls)-1]
+	if name != "" && last.name != "" && json.Valid([]byte(last.args.String())) {
+		return a.newSlot(a.nextIndex())
+	}
+	return last
+}
+
+func (a *streamAccumulator) nextIndex() int {
+	n := 0
+	for _, c := range a.calls {
+		if c.index >= n {
+			n = c.index + 1
+		}
+	}
+	return n
+}
+
+func (a *streamAccumulator) newSlot(index int) *toolCallAcc {
+	c := &toolCallAcc{index: index}
+	a.calls = append(a.calls, c)
+	return c
+}
+
+func (a *streamAccumulator) response() *Response {
+	tail := a.think.Flush()
+	a.content.WriteString(tail)
+	a.deliver(tail)
+	reasoning := strings.TrimSpace(a.reasoning.String())
+	if r := a.think.Reasoning(); r != "" {
+		if reasoning != "" {
+			reasoning += "\n"
+		}
+		reasoning += r
+	}
+	resp := &Response{
+		Content:      a.content.String(),
+		Reasoning:    reasoning,
+		FinishReason: a.finish,
+		Usage:        a.usage,
+	}
+	calls := append([]*toolCallAcc(nil), a.calls...)
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
+	for _, c := range calls {
+		args := c.args.String()
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		id := c.id
+		if id == "" {
+			id = "call_" + strconv.Itoa(c.index)
+		}
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: id, Name: c.name, Arguments: args})
+	}
+	return resp
+}
+
+// transientError is a failure worth retrying (connection trouble, timeout).
+type transientError struct{ msg string }
+
+func (e *transientError) Error() string { return e.msg }
+
+// interruptedError is a stream that broke after it started.
+type interruptedError struct {
+	bytes int
+	cause error
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("stream interrupted after %d bytes: %v", e.bytes, e.cause)
+}
+
+func (e *interruptedError) Is(target error) bool { return target == ErrStreamInterrupted }
+
+func (e *interruptedError) Unwrap() error { return e.cause }
+
+func retryable(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Temporary()
+	}
+	var te *transientError
+	var ie *interruptedError
+	return errors.As(err, &te) || errors.As(err, &ie)
+}
+
+// parseRetryAfter reads retry-after-ms (OpenAI) or Retry-After in seconds or
+// as an HTTP date.
+func parseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// captureKey carries a *respCapture in a request context, so the HTTP
+// wrapper can hand the response headers (Retry-After) of one call back to it
+// even though go-openai's errors do not carry headers.
+type captureKey struct{}
+
+type respCapture struct {
+	mu sync.Mutex
+	h  http.Header
+}
+
+func (c *respCapture) set(h http.Header) {
+	c.mu.Lock()
+	c.h = h
+	c.mu.Unlock()
+}
+
+func (c *respCapture) header() http.Header {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.h
+}
+
+// captureDoer is the openai.HTTPDoer that records response headers.
+type captureDoer struct{ c *http.Client }
+
+func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(req)
+	if resp != nil {
+		if c, ok := req.Context().Value(captureKey{}).(*respCapture); ok {
+			c.set(resp.Header.Clone())
+		}
+	}
+	return resp, err
+}
