@@ -3,10 +3,13 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -81,27 +84,145 @@ type Deps struct {
 // ErrUnknownRun is returned by Stop and Input for a run that is not active.
 var ErrUnknownRun = errors.New("unknown or finished run")
 
+// ErrNotWaiting is returned by Input when the run is not waiting for input.
+var ErrNotWaiting = errors.New("run is not waiting for input")
+
+// ErrDuplicateRun is returned by Run when a run with the same id is active.
+var ErrDuplicateRun = errors.New("a run with this id is already active")
+
+// Normalize fills defaults and clamps limits.
+func (c Config) Normalize() Config {
+	if c.Mode == "" {
+		c.Mode = ModeReact
+	}
+	if c.MaxIterations <= 0 {
+		c.MaxIterations = 10
+	}
+	c.MaxIterations = min(max(c.MaxIterations, 1), 50)
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Minute
+	}
+	if c.MaxPlanContinuations <= 0 {
+		c.MaxPlanContinuations = planner.DefaultMaxContinuations
+	}
+	if c.PlanReminderInterval <= 0 {
+		c.PlanReminderInterval = planner.DefaultReminderInterval
+	}
+	if c.RequestInputTimeout <= 0 {
+		c.RequestInputTimeout = 10 * time.Minute
+	}
+	return c
+}
+
 // Agent runs agent loops. It is safe for concurrent use: runs are
 // independent and may run at once.
 type Agent struct {
-	deps Deps
+	deps     Deps
+	registry *Registry
+	reviews  reviewStore
+
+	// mu guards runs and nextID.
+	mu     sync.Mutex
+	runs   map[string]*runState
+	nextID int
 }
 
-// New returns an Agent.
-func New(deps Deps) *Agent { return &Agent{deps: deps} }
-
-// Run executes one run to its end, emitting events to sink. The returned
-// error is for infrastructure failures; a run that ends on a model error
-// returns a Result with StopReason "error".
-func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, error) {
-	return nil, errors.New("agent: not implemented yet")
+// reviewStore keeps pending plan reviews; *planner.ReviewStore satisfies it.
+type reviewStore interface {
+	Put(sessionID string, p planner.PendingReview) error
+	Take(sessionID string) (planner.PendingReview, bool, error)
+	Close() error
 }
 
-// Stop asks a run to stop at its next phase boundary.
-func (a *Agent) Stop(runID string) error { return ErrUnknownRun }
+// New returns an Agent. It opens the plan review store when
+// Deps.ReviewStorePath is set.
+func New(deps Deps) (*Agent, error) {
+	a := &Agent{deps: deps, runs: map[string]*runState{}}
+	a.registry = NewRegistry(append(builtinTools(), plannerTools()...)...)
+	if deps.ReviewStorePath != "" {
+		st, err := planner.OpenReviewStore(deps.ReviewStorePath, time.Hour)
+		if err != nil {
+			return nil, fmt.Errorf("open plan review store: %w", err)
+		}
+		a.reviews = st
+	} else {
+		a.reviews = newMemReviews()
+	}
+	return a, nil
+}
+
+// Tools returns the definitions of every tool the agent may offer.
+func (a *Agent) Tools() []llm.ToolDef { return a.registry.Defs(nil) }
+
+func (a *Agent) logger() *slog.Logger {
+	if a.deps.Logger != nil {
+		return a.deps.Logger.With("component", "agent")
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (a *Agent) newRunID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nextID++
+	return fmt.Sprintf("run-%d-%d", time.Now().UnixMilli(), a.nextID)
+}
+
+func (a *Agent) register(r *runState) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.runs[r.id]; ok {
+		return fmt.Errorf("%w: %s", ErrDuplicateRun, r.id)
+	}
+	a.runs[r.id] = r
+	return nil
+}
+
+func (a *Agent) unregister(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.runs, id)
+}
+
+func (a *Agent) lookup(id string) (*runState, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.runs[id]
+	return r, ok
+}
+
+// Stop asks a run to stop at its next phase boundary: a model call in
+// flight is cancelled, a tool in flight finishes first.
+func (a *Agent) Stop(runID string) error {
+	r, ok := a.lookup(runID)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownRun, runID)
+	}
+	r.stop(errStopped)
+	return nil
+}
 
 // Input delivers the host's answer to a run paused by request_input.
-func (a *Agent) Input(runID, content string) error { return ErrUnknownRun }
+func (a *Agent) Input(runID, content string) error {
+	r, ok := a.lookup(runID)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownRun, runID)
+	}
+	r.inputMu.Lock()
+	ch := r.inputCh
+	r.inputCh = nil
+	r.inputMu.Unlock()
+	if ch == nil {
+		return fmt.Errorf("%w: %s", ErrNotWaiting, runID)
+	}
+	ch <- content
+	return nil
+}
 
 // Close releases the agent's resources (the plan review store).
-func (a *Agent) Close() error { return nil }
+func (a *Agent) Close() error {
+	if a.reviews != nil {
+		return a.reviews.Close()
+	}
+	return nil
+}

@@ -1,0 +1,392 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Tool and prompt versions referenced by events (tool_version,
+// prompt_version). Bump a tool's version when its arguments or result
+// change shape.
+const (
+	toolsVersion  = "1.0.0"
+	PromptVersion = "react-1.0.0"
+)
+
+// toolEnv is what tools may touch during one run.
+type toolEnv struct {
+	index  Index
+	logger *slog.Logger
+	now    func() time.Time
+	run    *runState
+}
+
+// TimeRange bounds note modification times in epoch milliseconds.
+type TimeRange struct {
+	StartTime int64 `json:"startTime" jsonschema:"start of the range, epoch milliseconds"`
+	EndTime   int64 `json:"endTime" jsonschema:"end of the range, epoch milliseconds"`
+}
+
+// LocalSearchArgs are the arguments of localSearch.
+type LocalSearchArgs struct {
+	Query        string     `json:"query" jsonschema:"what to look for; supports \"phrases\", -exclusions, OR, tag:#x, path:folder/, file:name"`
+	SalientTerms []string   `json:"salientTerms,omitempty" jsonschema:"the most important keywords of the query"`
+	TimeRange    *TimeRange `json:"timeRange,omitempty" jsonschema:"only notes modified in this range (use getTimeRangeMs to compute it)"`
+}
+
+// SearchHit is one localSearch result as the model sees it.
+type SearchHit struct {
+	Path       string   `json:"path"`
+	Title      string   `json:"title"`
+	Score      float64  `json:"score"`
+	Snippet    string   `json:"snippet"`
+	Heading    string   `json:"heading,omitempty"`
+	ChunkIndex int      `json:"chunkIndex"`
+	Tags       []string `json:"tags,omitempty"`
+	MTime      int64    `json:"mtime"`
+}
+
+// LocalSearchResult is the result of localSearch.
+type LocalSearchResult struct {
+	Query   string      `json:"query"`
+	Results []SearchHit `json:"results"`
+	Total   int         `json:"total"`
+	Fuzzy   bool        `json:"fuzzy,omitempty"`
+	Hint    string      `json:"hint,omitempty"`
+}
+
+// ReadNoteArgs are the arguments of readNote.
+type ReadNoteArgs struct {
+	NotePath   string `json:"notePath" jsonschema:"the note to read: a vault path, a title, or a [[wikilink]]"`
+	ChunkIndex *int   `json:"chunkIndex,omitempty" jsonschema:"which section to read (0-based); long notes are split into chunks"`
+}
+
+// NoteChunk is one chunk of a note: the result of readNote and of the
+// vault/readNote method.
+type NoteChunk struct {
+	Path             string          `json:"path"`
+	Title            string          `json:"title"`
+	Aliases          []string        `json:"aliases,omitempty"`
+	ChunkIndex       int             `json:"chunkIndex"`
+	ChunkCount       int             `json:"chunkCount"`
+	Heading          string          `json:"heading"`
+	Content          string          `json:"content"`
+	Headings         []vault.Heading `json:"headings"`
+	Links            []vault.Link    `json:"links"`
+	Tags             []string        `json:"tags"`
+	MTime            int64           `json:"mtime"`
+	FrontmatterError string          `json:"frontmatterError,omitempty"`
+}
+
+// ReadNote resolves what a person or model typed (path, title, wikilink,
+// basename, path tail) to a note of the index and returns one chunk.
+func ReadNote(idx Index, name string, chunk int) (*NoteChunk, error) {
+	p, err := vault.LookupIn(name, idx.Paths())
+	if err != nil {
+		return nil, err
+	}
+	n, err := idx.Vault().ReadNote(p)
+	if err != nil {
+		return nil, err
+	}
+	count := len(n.Chunks)
+	if count == 0 {
+		count = 1
+	}
+	if chunk < 0 || chunk >= count {
+		return nil, fmt.Errorf("%w: chunkIndex %d is out of range: %s has %d chunk(s), 0..%d", ErrBadArgument, chunk, p, count, count-1)
+	}
+	out := &NoteChunk{
+		Path:             n.Path,
+		Title:            n.Title,
+		Aliases:          nonNil(n.Aliases),
+		ChunkIndex:       chunk,
+		ChunkCount:       count,
+		Headings:         n.Headings,
+		Links:            n.Links,
+		Tags:             nonNil(n.Tags),
+		MTime:            n.ModTime.UnixMilli(),
+		FrontmatterError: n.FrontmatterError,
+	}
+	if out.Headings == nil {
+		out.Headings = []vault.Heading{}
+	}
+	if out.Links == nil {
+		out.Links = []vault.Link{}
+	}
+	if len(n.Chunks) > 0 {
+		out.Heading = n.Chunks[chunk].Heading
+		out.Content = n.Chunks[chunk].Text
+	}
+	return out, nil
+}
+
+// ErrBadArgument marks an argument the caller can fix.
+var ErrBadArgument = errors.New("bad argument")
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// GetTimeRangeArgs are the arguments of getTimeRangeMs.
+type GetTimeRangeArgs struct {
+	TimeExpression string `json:"timeExpression" jsonschema:"a time expression such as \"last week\", \"yesterday\", \"2026-03\", \"last 30 days\""`
+}
+
+// TimeRangeResult is the result of getTimeRangeMs.
+type TimeRangeResult struct {
+	StartTime   int64  `json:"startTime"`
+	EndTime     int64  `json:"endTime"`
+	Expression  string `json:"expression"`
+	Description string `json:"description"`
+}
+
+// NoArgs is the argument type of tools that take none.
+type NoArgs struct{}
+
+// FileTree is the result of getFileTree.
+type FileTree struct {
+	Total     int          `json:"total"`
+	Folders   []FolderInfo `json:"folders"`
+	Files     []string     `json:"files"`
+	Truncated bool         `json:"truncated,omitempty"`
+}
+
+// FolderInfo is one folder and its number of notes (recursively).
+type FolderInfo struct {
+	Path  string `json:"path"`
+	Notes int    `json:"notes"`
+}
+
+// maxTreeFiles caps getFileTree's file list so a 20,000-note vault does not
+// flood the model's context.
+const maxTreeFiles = 300
+
+// maxTags caps getTagList.
+const maxTags = 200
+
+type schemaT = jsonschema.Schema
+
+func minLen(s *jsonschema.Schema, field string, n int) {
+	if p := s.Properties[field]; p != nil {
+		p.MinLength = &n
+	}
+}
+
+// builtinTools returns the vault tools offered in every mode.
+func builtinTools() []*Tool {
+	return []*Tool{
+		defineTool(toolSpec[LocalSearchArgs]{
+			name:    "localSearch",
+			version: toolsVersion,
+			description: "Search the notes of the vault. Returns the best matching notes with a snippet of the matching section. " +
+				"Supports \"exact phrases\", -exclusions, OR, tag:#tag (nested tags included), path:folder/ and file:name.",
+			timeout: 15 * time.Second,
+			tune:    func(s *jsonschema.Schema) { minLen(s, "query", 1) },
+			run:     runLocalSearch,
+			summary: func(a LocalSearchArgs) string { return fmt.Sprintf("Searching notes for %q", a.Query) },
+			outcome: func(out any) string {
+				r := out.(*LocalSearchResult)
+				if r.Hint != "" {
+					return "Skipped a repeated search"
+				}
+				return fmt.Sprintf("Found %d relevant note%s", len(r.Results), plural(len(r.Results)))
+			},
+		}),
+		defineTool(toolSpec[ReadNoteArgs]{
+			name:    "readNote",
+			version: toolsVersion,
+			description: "Read one note (or one section of a long note). Returns the text of the chunk, the number of chunks, " +
+				"the note's headings, links and tags. Read further chunks with chunkIndex.",
+			timeout: 10 * time.Second,
+			tune:    func(s *jsonschema.Schema) { minLen(s, "notePath", 1) },
+			run: func(ctx context.Context, env *toolEnv, a ReadNoteArgs) (any, error) {
+				chunk := 0
+				if a.ChunkIndex != nil {
+					chunk = *a.ChunkIndex
+				}
+				out, err := ReadNote(env.index, a.NotePath, chunk)
+				if err != nil {
+					return nil, toolErrorf("%v", err)
+				}
+				env.run.noteRead(out)
+				return out, nil
+			},
+			summary: func(a ReadNoteArgs) string { return fmt.Sprintf("Reading %s", noteLabel(a.NotePath)) },
+			outcome: func(out any) string {
+				n := out.(*NoteChunk)
+				if n.ChunkCount > 1 {
+					return fmt.Sprintf("Read %s (part %d of %d)", n.Title, n.ChunkIndex+1, n.ChunkCount)
+				}
+				return fmt.Sprintf("Read %s", n.Title)
+			},
+		}),
+		defineTool(toolSpec[NoArgs]{
+			name:        "getFileTree",
+			version:     toolsVersion,
+			description: "List the vault's folders with their note counts and the note paths (capped for large vaults).",
+			timeout:     5 * time.Second,
+			run: func(ctx context.Context, env *toolEnv, _ NoArgs) (any, error) {
+				return fileTree(env.index.Paths()), nil
+			},
+			summary: func(NoArgs) string { return "Listing the vault's folders" },
+			outcome: func(out any) string {
+				t := out.(*FileTree)
+				return fmt.Sprintf("Listed %d notes in %d folders", t.Total, len(t.Folders))
+			},
+		}),
+		defineTool(toolSpec[NoArgs]{
+			name:        "getTagList",
+			version:     toolsVersion,
+			description: "List the tags used in the vault with how many notes carry each, most used first.",
+			timeout:     5 * time.Second,
+			run: func(ctx context.Context, env *toolEnv, _ NoArgs) (any, error) {
+				tags := env.index.Tags()
+				sort.SliceStable(tags, func(i, j int) bool { return tags[i].Count > tags[j].Count })
+				total := len(tags)
+				if len(tags) > maxTags {
+					tags = tags[:maxTags]
+				}
+				if tags == nil {
+					tags = []search.TagCount{}
+				}
+				return map[string]any{"tags": tags, "total": total}, nil
+			},
+			summary: func(NoArgs) string { return "Listing tags" },
+			outcome: func(out any) string {
+				return fmt.Sprintf("Found %d tags", out.(map[string]any)["total"])
+			},
+		}),
+		defineTool(toolSpec[GetTimeRangeArgs]{
+			name:        "getTimeRangeMs",
+			version:     toolsVersion,
+			description: "Turn a time expression (\"last week\", \"yesterday\", \"2026-03\", \"last 30 days\", \"in March\") into a start and end time in epoch milliseconds, for localSearch's timeRange.",
+			timeout:     2 * time.Second,
+			tune:        func(s *jsonschema.Schema) { minLen(s, "timeExpression", 1) },
+			run: func(ctx context.Context, env *toolEnv, a GetTimeRangeArgs) (any, error) {
+				r, err := ParseTimeRange(a.TimeExpression, env.now())
+				if err != nil {
+					return nil, toolErrorf("%v", err)
+				}
+				return r, nil
+			},
+			summary: func(a GetTimeRangeArgs) string { return fmt.Sprintf("Working out the dates of %q", a.TimeExpression) },
+			outcome: func(out any) string { return "Calculated time range: " + out.(*TimeRangeResult).Description },
+		}),
+		defineTool(toolSpec[NoArgs]{
+			name:        "getCurrentTime",
+			version:     toolsVersion,
+			description: "Get the current date and time.",
+			timeout:     time.Second,
+			run: func(ctx context.Context, env *toolEnv, _ NoArgs) (any, error) {
+				now := env.now()
+				zone, _ := now.Zone()
+				return map[string]any{
+					"epochMs":  now.UnixMilli(),
+					"iso":      now.Format(time.RFC3339),
+					"weekday":  now.Weekday().String(),
+					"timezone": zone,
+				}, nil
+			},
+			summary: func(NoArgs) string { return "Checking the current time" },
+			outcome: func(out any) string { return "Got the current time" },
+		}),
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func noteLabel(p string) string {
+	p = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(p), "[["), "]]")
+	if i := strings.IndexAny(p, "|#"); i >= 0 {
+		p = p[:i]
+	}
+	return strings.TrimSuffix(path.Base(p), ".md")
+}
+
+func runLocalSearch(ctx context.Context, env *toolEnv, a LocalSearchArgs) (any, error) {
+	query := strings.TrimSpace(a.Query)
+	if query == "" && len(a.SalientTerms) > 0 {
+		query = strings.Join(a.SalientTerms, " ")
+	}
+	if prev, dup := env.run.duplicateSearch(query, a.TimeRange); dup {
+		return &LocalSearchResult{
+			Query:   query,
+			Results: []SearchHit{},
+			Hint: fmt.Sprintf("This search is nearly the same as an earlier one (%q), whose results you already have. "+
+				"Read the notes it found with readNote, search for different terms, or answer.", prev),
+		}, nil
+	}
+	req := search.Request{Query: query, Limit: 8}
+	if a.TimeRange != nil {
+		if a.TimeRange.StartTime > 0 {
+			req.From = time.UnixMilli(a.TimeRange.StartTime)
+		}
+		if a.TimeRange.EndTime > 0 {
+			req.To = time.UnixMilli(a.TimeRange.EndTime)
+		}
+	}
+	res, err := env.index.Search(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, toolErrorf("search failed: %v", err)
+	}
+	out := &LocalSearchResult{Query: query, Results: make([]SearchHit, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy}
+	for _, r := range res.Results {
+		out.Results = append(out.Results, SearchHit{
+			Path: r.Path, Title: r.Title, Score: roundScore(r.Score), Snippet: r.Snippet,
+			Heading: r.Heading, ChunkIndex: r.ChunkIndex, Tags: r.Tags, MTime: r.MTime,
+		})
+	}
+	env.run.searchDone(query, a.TimeRange, out)
+	return out, nil
+}
+
+func roundScore(f float64) float64 {
+	return float64(int64(f*1000+0.5)) / 1000
+}
+
+// fileTree groups note paths by folder.
+func fileTree(paths []string) *FileTree {
+	counts := map[string]int{}
+	for _, p := range paths {
+		dir := path.Dir(p)
+		for dir != "." && dir != "/" {
+			counts[dir]++
+			dir = path.Dir(dir)
+		}
+	}
+	t := &FileTree{Total: len(paths), Folders: make([]FolderInfo, 0, len(counts))}
+	for d, n := range counts {
+		t.Folders = append(t.Folders, FolderInfo{Path: d + "/", Notes: n})
+	}
+	sort.Slice(t.Folders, func(i, j int) bool { return t.Folders[i].Path < t.Folders[j].Path })
+	files := paths
+	if len(files) > maxTreeFiles {
+		files = files[:maxTreeFiles]
+		t.Truncated = true
+	}
+	t.Files = append([]string{}, files...)
+	return t
+}

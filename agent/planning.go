@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vault-agent/vault-agent/planner"
+)
+
+// toolRequestInput is the name of the pause-for-user-input tool.
+const toolRequestInput = "request_input"
+
+// PlanContinuationPayload is carried by PlanContinuation events.
+type PlanContinuationPayload struct {
+	Attempt   int    `json:"attempt"`
+	Max       int    `json:"max"`
+	Remaining int    `json:"remaining"`
+	Text      string `json:"text"`
+}
+
+// RequestInputArgs are the arguments of request_input.
+type RequestInputArgs struct {
+	Question string `json:"question" jsonschema:"the question to show the user"`
+}
+
+// plannerTools returns write_todos, plan_progress and request_input. The
+// loop offers the planner tools only when the planner is enabled, and
+// request_input only in modes that enable it.
+func plannerTools() []*Tool {
+	writeTodos := &Tool{
+		Name: planner.ToolWriteTodos, Version: toolsVersion, Description: planner.ToolDescription,
+		Parameters: planner.WriteTodosParameters(), Timeout: time.Second,
+		run: func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error) {
+			return env.run.writeTodos(raw)
+		},
+		summary: func(json.RawMessage) string { return "Updating the plan" },
+		outcome: func(out any) string { return "Plan updated" },
+	}
+	progress := &Tool{
+		Name: planner.ToolPlanProgress, Version: toolsVersion, Description: planner.ProgressToolDescription,
+		Parameters: planner.ProgressParameters(), Timeout: time.Second,
+		run: func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error) {
+			return env.run.planProgress(raw)
+		},
+		summary: func(json.RawMessage) string { return "Recording plan progress" },
+		outcome: func(out any) string { return "Progress recorded" },
+	}
+	input := defineTool(toolSpec[RequestInputArgs]{
+		name: toolRequestInput, version: toolsVersion,
+		description: "Pause and ask the user a clarifying question. Use only when you cannot go on without their answer; the run waits for the reply.",
+		timeout:     24 * time.Hour, // bounded by the run's requestInputTimeout instead
+		tune:        func(s *schemaT) { minLen(s, "question", 1) },
+		run: func(ctx context.Context, env *toolEnv, a RequestInputArgs) (any, error) {
+			return env.run.requestInput(ctx, a.Question)
+		},
+		summary: func(a RequestInputArgs) string { return "Asking you: " + firstSentence(a.Question, 120) },
+		outcome: func(out any) string { return "Got your answer" },
+	})
+	return []*Tool{writeTodos, progress, input}
+}
+
+// writeTodos applies a write_todos call and emits the plan event.
+func (r *runState) writeTodos(raw json.RawMessage) (any, error) {
+	first := !r.plan.HasPlan()
+	res, err := r.plan.ApplyJSON(raw)
+	if err != nil {
+		return nil, toolErrorf("%v", err)
+	}
+	r.emitPlan(first)
+	if first && r.cfg.PlanReview {
+		r.reviewPending = true
+	}
+	return res, nil
+}
+
+// planProgress applies a plan_progress call and emits the plan event.
+func (r *runState) planProgress(raw json.RawMessage) (any, error) {
+	res, err := r.plan.ProgressJSON(raw)
+	if err != nil {
+		return nil, toolErrorf("%v", err)
+	}
+	r.emitPlan(false)
+	return res, nil
+}
+
+func (r *runState) emitPlan(first bool) {
+	snap := r.plan.Snapshot()
+	r.planRefs = fmt.Sprintf("plan.v%d", snap.Revision)
+	typ := EventPlanUpdated
+	if first {
+		typ = EventPlanAuthored
+	}
+	todos := make([]Todo, len(snap.Todos))
+	for i, t := range snap.Todos {
+		todos[i] = Todo{ID: t.ID, Content: t.Content, Status: t.Status}
+	}
+	r.emit(typ, PlanPayload{Revision: snap.Revision, Todos: todos, Focus: snap.Focus, Note: snap.Note, Summary: snap.Summary()},
+		References{PlanID: r.planRefs, SectionKey: "planning"})
+	if r.reviewPendingNext(first) {
+		r.emit(EventPlanReviewPending, PlanPayload{Revision: snap.Revision, Todos: todos, Summary: snap.Summary()},
+			References{PlanID: r.planRefs, SectionKey: "planning"})
+	}
+}
+
+func (r *runState) reviewPendingNext(first bool) bool { return first && r.cfg.PlanReview }
+
+// requestInput pauses the run until the host answers with agent/input, the
+// request times out, or the run is stopped.
+func (r *runState) requestInput(ctx context.Context, question string) (any, error) {
+	ch := make(chan string, 1)
+	r.inputMu.Lock()
+	r.inputCh = ch
+	r.inputMu.Unlock()
+	defer func() {
+		r.inputMu.Lock()
+		r.inputCh = nil
+		r.inputMu.Unlock()
+	}()
+	r.emit(EventInputRequested, TextPayload{Text: question}, References{SectionKey: "action"})
+	timer := time.NewTimer(r.cfg.RequestInputTimeout)
+	defer timer.Stop()
+	select {
+	case answer := <-ch:
+		r.emit(EventInputReceived, TextPayload{Text: answer}, References{SectionKey: "action"})
+		return map[string]string{"userInput": answer}, nil
+	case <-timer.C:
+		r.emit(EventInputTimeout, TextPayload{Text: question}, References{SectionKey: "action"})
+		r.endReason = StopStopped
+		return nil, toolErrorf("the user did not answer within %s", r.cfg.RequestInputTimeout)
+	case <-r.stopped():
+		r.endReason = StopStopped
+		return nil, toolErrorf("the run was stopped while waiting for the user")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// memReviews is the in-memory plan review store used when no database path
+// is configured.
+type memReviews struct {
+	mu sync.Mutex // guards m
+	m  map[string]planner.PendingReview
+}
+
+func newMemReviews() *memReviews { return &memReviews{m: map[string]planner.PendingReview{}} }
+
+func (s *memReviews) Put(id string, p planner.PendingReview) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = p
+	return nil
+}
+
+func (s *memReviews) Take(id string) (planner.PendingReview, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.m[id]
+	delete(s.m, id)
+	return p, ok, nil
+}
+
+func (s *memReviews) Close() error { return nil }

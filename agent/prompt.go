@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/vault-agent/vault-agent/llm"
+)
+
+// reactSystemPrompt is the system prompt of the react loop. Its version is
+// PromptVersion; change both together.
+const reactSystemPrompt = `You are vault-agent, an assistant that answers questions about the user's markdown notes (an Obsidian-style vault).
+You cannot edit the vault; you can only search and read it with the tools you are given.
+
+How to work:
+- Search first (localSearch), then read the most promising notes (readNote) before answering.
+- Use getTimeRangeMs for questions about a period ("last week", "in March") and pass the range to localSearch.
+- Do not repeat a search you already made; try different terms or read the notes you found.
+- Answer from the notes only. Cite every note you use as a wikilink with its file name, like [[Note Name]].
+- If the notes do not contain the answer, say so plainly.
+- Before each tool call, write one short sentence saying what you are doing and why.`
+
+// buildMessages assembles the conversation for the first model call.
+func buildMessages(system string, history []llm.Message, user string) []llm.Message {
+	msgs := make([]llm.Message, 0, len(history)+2)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
+	for _, m := range history {
+		m.Content = stripMarkers(m.Content)
+		if m.Role == llm.RoleSystem {
+			continue // the host's history never overrides our system prompt
+		}
+		if strings.TrimSpace(m.Content) == "" && len(m.ToolCalls) == 0 {
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: user})
+	return msgs
+}
+
+// stripMarkers removes our reasoning markers and the legacy tool-call
+// markers from host history, so the model never sees them.
+func stripMarkers(s string) string {
+	for _, pair := range [][2]string{
+		{"<!--AGENT_REASONING:", "-->"},
+		{"<!--TOOL_CALL_START", "<!--TOOL_CALL_END"},
+		{"<!--TOOL_CALL_END", "-->"},
+		{"<!--TOOL_CALL_START", "-->"},
+	} {
+		for {
+			i := strings.Index(s, pair[0])
+			if i < 0 {
+				break
+			}
+			j := strings.Index(s[i+len(pair[0]):], pair[1])
+			if j < 0 {
+				s = s[:i]
+				break
+			}
+			end := i + len(pair[0]) + j + len(pair[1])
+			if pair[1] == "<!--TOOL_CALL_END" {
+				if k := strings.Index(s[end:], "-->"); k >= 0 {
+					end += k + 3
+				}
+			}
+			s = s[:i] + s[end:]
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// firstSentence returns the first sentence of s, whitespace-collapsed and
+// capped at max runes: the [Reflect] text of an iteration.
+func firstSentence(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	for i, r := range s {
+		if r == '.' || r == '!' || r == '?' || r == '。' || r == '！' || r == '？' {
+			next := i + len(string(r))
+			if next >= len(s) || s[next] == ' ' || r >= 0x3000 {
+				s = s[:next]
+				break
+			}
+		}
+	}
+	if rs := []rune(s); len(rs) > max {
+		s = string(rs[:max-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,536 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
+)
+
+// errStopped is the cancellation cause of a run stopped by the host.
+var errStopped = errors.New("run stopped")
+
+// runState is everything one run owns. Its fields are touched only by the
+// run's goroutine, except the control fields (see their comments).
+type runState struct {
+	id, session string
+	cfg         Config
+	goal        string
+	model       llm.Model
+	sink        Sink
+	logger      *slog.Logger
+	now         func() time.Time
+	started     time.Time
+	registry    *Registry
+	index       Index
+
+	seq       int
+	iteration int
+	messages  []llm.Message
+	lastText  string
+
+	plan     *planner.State
+	overuse  planner.OveruseGuard
+	cont     planner.Continuation
+	planRefs string // plan_id of the current plan revision
+
+	searches []searchRecord
+	read     []*NoteChunk
+	hits     []SearchHit
+
+	// stop cancels the run's model calls; it is safe to call from any
+	// goroutine. stopCtx is the context it cancels.
+	stop    context.CancelCauseFunc
+	stopCtx context.Context
+
+	// inputMu guards inputCh, set while request_input waits.
+	inputMu sync.Mutex
+	inputCh chan string
+
+	// reviewPending is set when plan review ends the run after the first plan.
+	reviewPending bool
+	// endReason, when set by a tool, ends the run after the current phase.
+	endReason string
+}
+
+type searchRecord struct {
+	query string
+	terms map[string]bool
+	tr    string
+}
+
+// Run executes one run to its end, emitting events to sink. The returned
+// error is for infrastructure failures only; a run that ends on a model
+// error returns a Result with StopReason "error".
+func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, error) {
+	if strings.TrimSpace(req.Message) == "" {
+		return nil, fmt.Errorf("%w: message is empty", ErrBadArgument)
+	}
+	if a.deps.Index == nil {
+		return nil, errors.New("agent: no index")
+	}
+	model := req.Model
+	if model == nil {
+		model = a.deps.Model
+	}
+	if model == nil {
+		return nil, errors.New("agent: no model configured")
+	}
+	cfg := req.Config.Normalize()
+	if sink == nil {
+		sink = SinkFunc(func(Event) {})
+	}
+	now := a.deps.Now
+	if now == nil {
+		now = time.Now
+	}
+	runID := req.RunID
+	if runID == "" {
+		runID = a.newRunID()
+	}
+	r := &runState{
+		id: runID, session: req.SessionID, cfg: cfg, goal: strings.TrimSpace(req.Message),
+		model: model, sink: sink, logger: a.logger().With("run", runID), now: now,
+		registry: a.registry, index: a.deps.Index,
+		overuse: planner.OveruseGuard{Max: planner.DefaultMaxPlannerOnly},
+		cont:    planner.Continuation{Max: cfg.MaxPlanContinuations},
+	}
+	if cfg.Planner {
+		r.plan = planner.NewState()
+	}
+
+	user := r.goal
+	if r.session != "" && a.reviews != nil {
+		if p, ok, err := a.reviews.Take(r.session); err != nil {
+			r.logger.Warn("plan review store", "err", err)
+		} else if ok {
+			user = planner.FeedbackBlock(p, r.goal) + "\n\n" + r.goal
+		}
+	}
+
+	r.started = now()
+	timeoutCtx, cancelTimeout := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancelTimeout()
+	runCtx, stop := context.WithCancelCause(timeoutCtx)
+	defer stop(nil)
+	r.stop, r.stopCtx = stop, runCtx
+	if err := a.register(r); err != nil {
+		return nil, err
+	}
+	defer a.unregister(runID)
+
+	r.emit(EventRunStarted, RunStartedPayload{
+		Goal: r.goal, Mode: cfg.Mode, Model: model.Name(), MaxIterations: cfg.MaxIterations, Planner: cfg.Planner,
+	}, References{PromptVersion: PromptVersion, SectionKey: "planning"})
+
+	var res *Result
+	switch cfg.Mode {
+	case ModeReact:
+		res = r.react(runCtx, timeoutCtx, user)
+	default:
+		res = r.finish(StopError, "", fmt.Errorf("mode %q is not available", cfg.Mode))
+	}
+	if r.reviewPending && a.reviews != nil && r.plan != nil {
+		err := a.reviews.Put(r.session, planner.PendingReview{RunID: r.id, Goal: r.goal, Plan: r.plan.Snapshot(), CreatedAt: now()})
+		if err != nil {
+			r.logger.Warn("store pending plan review", "err", err)
+		}
+	}
+	return res, nil
+}
+
+// stopReasonOf classifies why ctx ended.
+func stopReasonOf(runCtx, timeoutCtx context.Context) string {
+	if errors.Is(context.Cause(runCtx), errStopped) {
+		return StopStopped
+	}
+	if errors.Is(timeoutCtx.Err(), context.DeadlineExceeded) {
+		// The parent may have been cancelled (host cancel) rather than timed out.
+		if errors.Is(context.Cause(timeoutCtx), context.DeadlineExceeded) {
+			return StopTimeout
+		}
+	}
+	return StopStopped
+}
+
+// react is the native tool-calling loop: each iteration is one model call
+// plus its tool calls.
+func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Result {
+	system := reactSystemPrompt
+	if r.plan != nil {
+		system += "\n\n" + planner.PromptGuidance
+	}
+	r.messages = buildMessages(system, nil, user)
+	return r.loop(runCtx, timeoutCtx)
+}
+
+func (r *runState) loop(runCtx, timeoutCtx context.Context) *Result {
+	tools := r.toolDefs()
+	for r.iteration < r.cfg.MaxIterations {
+		if runCtx.Err() != nil {
+			return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+		}
+		r.iteration++
+		r.emit(EventTurnStarted, TurnStartedPayload{Iteration: r.iteration}, References{})
+
+		resp, err := r.callModel(runCtx, "act", tools)
+		if err != nil {
+			if runCtx.Err() != nil {
+				return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+			}
+			return r.finish(StopError, "", fmt.Errorf("model call failed: %w", err))
+		}
+		text := strings.TrimSpace(resp.Content)
+		if text != "" {
+			r.lastText = text
+		}
+		if len(resp.ToolCalls) == 0 {
+			if text == "" {
+				return r.finish(StopError, "", errors.New("the model returned neither text nor tool calls"))
+			}
+			if r.plan != nil && r.cont.ShouldContinue(r.plan.Snapshot()) {
+				r.messages = append(r.messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content})
+				msg, attempt := r.cont.Next(r.plan.Snapshot(), r.goal)
+				r.messages = append(r.messages, llm.Message{Role: llm.RoleUser, Content: msg})
+				r.emit(EventPlanContinuation, PlanContinuationPayload{
+					Attempt: attempt, Max: r.cont.Max, Remaining: len(r.plan.Snapshot().Unfinished()), Text: firstSentence(text, 160),
+				}, References{PlanID: r.planRefs, SectionKey: "planning"})
+				continue
+			}
+			return r.finish(StopFinalAnswer, text, nil)
+		}
+		if r.plan != nil && text != "" {
+			r.emit(EventReflectionAdded, TextPayload{Text: firstSentence(text, 160)}, References{SectionKey: "reflection"})
+		}
+		r.messages = append(r.messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		r.runTools(timeoutCtx, resp.ToolCalls)
+		if r.endReason != "" {
+			return r.finish(r.endReason, "", nil)
+		}
+		if r.reviewPending {
+			return r.finish(StopAwaitUserInput, "", nil)
+		}
+	}
+	return r.finish(StopMaxIterations, "", nil)
+}
+
+// toolDefs lists the tools offered to the model in this run.
+func (r *runState) toolDefs() []llm.ToolDef {
+	defs := r.registry.Defs(func(name string) bool {
+		switch name {
+		case planner.ToolWriteTodos, planner.ToolPlanProgress:
+			return r.plan != nil
+		case toolRequestInput:
+			return r.cfg.RequestInput || r.cfg.Mode == ModeROA
+		}
+		return true
+	})
+	return defs
+}
+
+// callModel makes one model call and records it.
+func (r *runState) callModel(ctx context.Context, phase string, tools []llm.ToolDef) (*llm.Response, error) {
+	onDelta := func(text string) {
+		if text != "" {
+			r.emit(EventAnswerDelta, TextPayload{Text: text}, References{})
+		}
+	}
+	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages, Tools: tools}, onDelta)
+	payload := ModelRespondedPayload{Phase: phase, Messages: len(r.messages)}
+	for _, t := range tools {
+		payload.ToolNames = append(payload.ToolNames, t.Name)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		payload.Error = err.Error()
+	} else {
+		payload.Response = *resp
+	}
+	r.emit(EventModelResponded, payload, References{PromptVersion: PromptVersion, SectionKey: "action"})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// runTools executes one turn's tool calls in order and appends their
+// results to the conversation.
+func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	overused := r.plan != nil && r.overuse.Step(names)
+	soloErr := planner.ValidateSolo(names)
+	var contents []*string
+	start := len(r.messages)
+	for _, c := range calls {
+		var out any
+		var err error
+		tool, known := r.registry.Get(c.Name)
+		offered := known && r.offered(c.Name)
+		refs := References{ToolVersion: toolsVersion, SectionKey: "action", PlanID: r.planRefs}
+		if tool != nil {
+			refs.ToolVersion = tool.Version
+		}
+		args := json.RawMessage(c.Arguments)
+		if !json.Valid(args) {
+			b, _ := json.Marshal(c.Arguments)
+			args = b
+		}
+		summary := fmt.Sprintf("Calling %s", c.Name)
+		if offered {
+			summary = tool.Summary(json.RawMessage(c.Arguments))
+		}
+		r.emit(EventToolInvoked, ToolInvokedPayload{CallID: c.ID, Tool: c.Name, Arguments: args, Summary: summary}, refs)
+		began := time.Now()
+		switch {
+		case !offered:
+			err = toolErrorf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.offeredNames(), ", "))
+		case overused && planner.IsPlannerTool(c.Name):
+			err = toolErrorf("%s", planner.ErrOveruse)
+		case c.Name == planner.ToolPlanProgress && soloErr != nil:
+			err = toolErrorf("%v", soloErr)
+		default:
+			out, err = tool.Call(ctx, &toolEnv{index: r.index, logger: r.logger, now: r.now, run: r}, c.Arguments)
+		}
+		latency := float64(time.Since(began).Microseconds()) / 1000
+		content := toolContent(out, err)
+		ret := ToolReturnedPayload{CallID: c.ID, Tool: c.Name, Success: err == nil, LatencyMs: latency}
+		if err != nil {
+			ret.Error = err.Error()
+		} else {
+			ret.Output = json.RawMessage(content)
+		}
+		ret.Summary = fmt.Sprintf("%s failed: %s", c.Name, firstLine(ret.Error, 120))
+		if offered {
+			ret.Summary = tool.Outcome(out, err)
+		}
+		r.emit(EventToolReturned, ret, refs)
+		r.messages = append(r.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
+	}
+	for i := start; i < len(r.messages); i++ {
+		contents = append(contents, &r.messages[i].Content)
+	}
+	if r.plan != nil && r.plan.HasPlan() {
+		planner.AppendReminder(contents, r.goal, r.plan.Render(), r.iteration, r.cfg.PlanReminderInterval)
+	}
+}
+
+// toolContent renders a tool's outcome as the tool message the model sees.
+func toolContent(out any, err error) string {
+	if err != nil {
+		b, _ := json.Marshal(map[string]string{"error": err.Error()})
+		return string(b)
+	}
+	b, mErr := json.Marshal(out)
+	if mErr != nil {
+		b, _ = json.Marshal(map[string]string{"error": "result could not be encoded: " + mErr.Error()})
+	}
+	return string(b)
+}
+
+func (r *runState) offered(name string) bool {
+	for _, d := range r.toolDefs() {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runState) offeredNames() []string {
+	var names []string
+	for _, d := range r.toolDefs() {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// finish emits RunTerminated and builds the result.
+func (r *runState) finish(reason, answer string, err error) *Result {
+	if answer == "" {
+		answer = r.endingNote(reason, err)
+	}
+	elapsed := r.now().Sub(r.started).Milliseconds()
+	p := RunTerminatedPayload{StopReason: reason, Answer: answer, Iterations: r.iteration, ElapsedMs: elapsed}
+	if err != nil {
+		p.Error = err.Error()
+	}
+	r.emit(EventRunTerminated, p, References{SectionKey: "reflection"})
+	res := &Result{RunID: r.id, Answer: answer, StopReason: reason, Iterations: r.iteration, ElapsedMs: elapsed}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if r.plan != nil && r.plan.HasPlan() {
+		snap := r.plan.Snapshot()
+		res.Plan = snap
+	}
+	res.Capsule = r.capsule()
+	return res
+}
+
+// endingNote is the answer of a run that ended without a final answer.
+func (r *runState) endingNote(reason string, err error) string {
+	var b strings.Builder
+	switch reason {
+	case StopMaxIterations:
+		fmt.Fprintf(&b, "I reached the maximum of %d iterations before finishing.", r.cfg.MaxIterations)
+	case StopTimeout:
+		fmt.Fprintf(&b, "I ran out of time after %s before finishing.", r.cfg.Timeout)
+	case StopStopped:
+		b.WriteString("Stopped.")
+	case StopAwaitUserInput:
+		b.WriteString("Here is my plan. Reply OK to go ahead, or tell me what to change.")
+		if r.plan != nil {
+			b.WriteString("\n\n" + r.plan.Render())
+		}
+		return b.String()
+	case StopError:
+		b.WriteString("The run failed")
+		if err != nil {
+			b.WriteString(": " + err.Error())
+		}
+		b.WriteString(".")
+		return b.String()
+	}
+	if r.lastText != "" && reason != StopFinalAnswer {
+		b.WriteString("\n\nLast progress note: " + r.lastText)
+	}
+	if len(r.read) > 0 {
+		b.WriteString("\n\nNotes read so far: ")
+		var names []string
+		for _, n := range r.read {
+			names = append(names, "[["+noteLabel(n.Path)+"]]")
+		}
+		b.WriteString(strings.Join(dedupe(names), ", "))
+	}
+	return b.String()
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// emit appends an event to the run's stream. Event ids are the run id and
+// a sequence number, so they are stable across retries and replays.
+func (r *runState) emit(typ string, payload any, refs References) {
+	if refs.Namespace == "" {
+		refs.Namespace = "vault-agent"
+	}
+	ev := Event{
+		EventType: typ, Timestamp: r.now(), Actor: "vault-agent/" + r.cfg.Mode, RunID: r.id,
+		Iteration: r.iteration, References: refs, Payload: payload,
+	}
+	if !ev.Transient() {
+		r.seq++
+		ev.Seq = r.seq
+		ev.EventID = fmt.Sprintf("%s-%04d", r.id, r.seq)
+	}
+	r.sink.Emit(ev)
+}
+
+// duplicateSearch reports whether query (with the same time range) is a
+// near-duplicate of an earlier search: the same set of terms, or one whose
+// terms overlap by 80% or more.
+func (r *runState) duplicateSearch(query string, tr *TimeRange) (string, bool) {
+	terms := queryTerms(query)
+	key := timeKey(tr)
+	for _, s := range r.searches {
+		if s.tr != key || len(terms) == 0 {
+			continue
+		}
+		if jaccard(terms, s.terms) >= 0.8 {
+			return s.query, true
+		}
+	}
+	return "", false
+}
+
+func (r *runState) searchDone(query string, tr *TimeRange, out *LocalSearchResult) {
+	r.searches = append(r.searches, searchRecord{query: query, terms: queryTerms(query), tr: timeKey(tr)})
+	r.hits = append(r.hits, out.Results...)
+}
+
+// stopped is closed when the run is stopped or cancelled.
+func (r *runState) stopped() <-chan struct{} { return r.stopCtx.Done() }
+
+func (r *runState) noteRead(n *NoteChunk) { r.read = append(r.read, n) }
+
+func timeKey(tr *TimeRange) string {
+	if tr == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d-%d", tr.StartTime, tr.EndTime)
+}
+
+func queryTerms(q string) map[string]bool {
+	terms := map[string]bool{}
+	for _, f := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !(r == '-' || r == ':' || r == '#' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127)
+	}) {
+		if len(f) > 1 && !stopWords[f] {
+			terms[strings.TrimSuffix(f, "s")] = true
+		}
+	}
+	return terms
+}
+
+var stopWords = map[string]bool{
+	"the": true, "and": true, "or": true, "of": true, "to": true, "in": true, "on": true, "for": true,
+	"my": true, "me": true, "is": true, "are": true, "what": true, "how": true, "about": true, "notes": true,
+	"note": true, "with": true, "do": true, "i": true, "a": true, "an": true,
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 1
+	}
+	inter := 0
+	for k := range a {
+		if b[k] {
+			inter++
+		}
+	}
+	union := len(a) + len(b) - inter
+	return float64(inter) / float64(union)
+}
+
+// capsule builds the context capsule of the run (seed 000, section 7):
+// the notes read as artifacts, the best search hits as findings, the
+// unfinished todos as next actions.
+func (r *runState) capsule() planner.Capsule {
+	b := planner.NewCapsuleBuilder(r.goal)
+	for _, n := range r.read {
+		b.AddArtifact(planner.Artifact{Type: "note", Ref: n.Path, Summary: n.Title})
+	}
+	hits := append([]SearchHit(nil), r.hits...)
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	for _, h := range hits {
+		b.AddFinding(fmt.Sprintf("%s: %s", h.Title, h.Snippet))
+	}
+	var plan *planner.Plan
+	if r.plan != nil && r.plan.HasPlan() {
+		snap := r.plan.Snapshot()
+		plan = &snap
+	}
+	return b.Build(plan)
+}

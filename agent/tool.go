@@ -1,0 +1,267 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/vault-agent/vault-agent/llm"
+)
+
+// Tool is one tool the model may call: a name, a version, a description, a
+// JSON schema generated from a Go struct, a per-tool timeout, and one-line
+// summaries of a call and of its result for the reasoning block.
+type Tool struct {
+	Name        string
+	Version     string
+	Description string
+	// Parameters is the JSON schema of the arguments.
+	Parameters json.RawMessage
+	Timeout    time.Duration
+
+	resolved *jsonschema.Resolved
+	run      func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error)
+	summary  func(raw json.RawMessage) string
+	outcome  func(out any) string
+}
+
+// Def returns the tool as offered to the model.
+func (t *Tool) Def() llm.ToolDef {
+	return llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+}
+
+// toolSpec describes a tool whose arguments are the Go type A.
+type toolSpec[A any] struct {
+	name, version, description string
+	timeout                    time.Duration
+	// tune adjusts the generated schema (limits, enums) before it is resolved.
+	tune    func(s *jsonschema.Schema)
+	run     func(ctx context.Context, env *toolEnv, args A) (any, error)
+	summary func(args A) string
+	outcome func(out any) string
+}
+
+// defineTool builds a Tool from a spec, generating its schema from A.
+func defineTool[A any](spec toolSpec[A]) *Tool {
+	schema, err := jsonschema.For[A](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: schema: %v", spec.name, err))
+	}
+	if spec.tune != nil {
+		spec.tune(schema)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: resolve schema: %v", spec.name, err))
+	}
+	params, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: marshal schema: %v", spec.name, err))
+	}
+	decode := func(raw json.RawMessage) (A, error) {
+		var a A
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&a)
+		return a, err
+	}
+	t := &Tool{
+		Name:        spec.name,
+		Version:     spec.version,
+		Description: spec.description,
+		Parameters:  params,
+		Timeout:     spec.timeout,
+		resolved:    resolved,
+		run: func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error) {
+			a, err := decode(raw)
+			if err != nil {
+				return nil, fmt.Errorf("invalid arguments for %s: %v", spec.name, err)
+			}
+			return spec.run(ctx, env, a)
+		},
+		outcome: spec.outcome,
+	}
+	if spec.summary != nil {
+		t.summary = func(raw json.RawMessage) string {
+			a, err := decode(raw)
+			if err != nil {
+				return fmt.Sprintf("Calling %s", spec.name)
+			}
+			return spec.summary(a)
+		}
+	}
+	return t
+}
+
+// toolError is a failure the model sees as the tool's result and may correct.
+type toolError struct{ msg string }
+
+func (e *toolError) Error() string { return e.msg }
+
+func toolErrorf(format string, args ...any) error {
+	return &toolError{msg: fmt.Sprintf(format, args...)}
+}
+
+// normalizeArgs turns the model's raw argument text into a JSON object.
+// Empty text means no arguments.
+func normalizeArgs(raw string) (json.RawMessage, any, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || raw == "null" {
+		raw = "{}"
+	}
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, nil, toolErrorf("arguments are not valid JSON (%v); send a JSON object matching the tool's schema", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, nil, toolErrorf("arguments must be a JSON object, got %s", jsonKind(v))
+	}
+	return json.RawMessage(raw), v, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	default:
+		return "null"
+	}
+}
+
+// Summary returns the one-line description of a call.
+func (t *Tool) Summary(raw json.RawMessage) string {
+	if t.summary == nil {
+		return fmt.Sprintf("Calling %s", t.Name)
+	}
+	return t.summary(raw)
+}
+
+// Outcome returns the one-line description of a result or failure.
+func (t *Tool) Outcome(out any, err error) string {
+	if err != nil {
+		return fmt.Sprintf("%s failed: %s", t.Name, firstLine(err.Error(), 120))
+	}
+	if t.outcome == nil {
+		return fmt.Sprintf("Completed %s", t.Name)
+	}
+	return t.outcome(out)
+}
+
+// Call validates raw arguments and runs the tool under its timeout,
+// recovering a panic into an error. Errors are model-facing unless ctx
+// itself ended.
+func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any, err error) {
+	raw, v, err := normalizeArgs(rawArgs)
+	if err != nil {
+		return nil, err
+	}
+	if t.resolved == nil {
+		// The tool validates its own arguments (the planner tools do).
+	} else if err := t.resolved.Validate(v); err != nil {
+		return nil, toolErrorf("invalid arguments for %s: %v", t.Name, err)
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	type outcome struct {
+		out any
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if env != nil && env.logger != nil {
+					env.logger.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				}
+				done <- outcome{err: toolErrorf("tool %s panicked: %v", t.Name, r)}
+			}
+		}()
+		o, e := t.run(tctx, env, raw)
+		done <- outcome{o, e}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil && errors.Is(o.err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, toolErrorf("tool %s timed out after %s", t.Name, timeout)
+		}
+		return o.out, o.err
+	case <-tctx.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, toolErrorf("tool %s timed out after %s", t.Name, timeout)
+	}
+}
+
+// Registry is a set of tools by name. It is read-only after construction
+// and safe for concurrent use.
+type Registry struct {
+	tools map[string]*Tool
+}
+
+// NewRegistry returns a registry of the given tools.
+func NewRegistry(tools ...*Tool) *Registry {
+	r := &Registry{tools: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		r.tools[t.Name] = t
+	}
+	return r
+}
+
+// Get returns a tool by name.
+func (r *Registry) Get(name string) (*Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Names returns the tool names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Defs returns the tool definitions offered to the model, filtered by
+// keep (nil keeps all), in name order.
+func (r *Registry) Defs(keep func(name string) bool) []llm.ToolDef {
+	var defs []llm.ToolDef
+	for _, n := range r.Names() {
+		if keep == nil || keep(n) {
+			defs = append(defs, r.tools[n].Def())
+		}
+	}
+	return defs
+}
+
+func firstLine(s string, max int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	r := []rune(s)
+	if len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

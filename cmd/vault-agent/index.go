@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// vaultFlags are the flags every vault command shares.
+type vaultFlags struct {
+	vault    string
+	index    string
+	excludes []string
+}
+
+func (f *vaultFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.vault, "vault", "", "the vault folder (required)")
+	cmd.Flags().StringVar(&f.index, "index", "", "index folder (default: per-vault folder in the user cache dir)")
+	cmd.Flags().StringSliceVar(&f.excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
+}
+
+// openIndex opens the vault and its index and reconciles the index with the
+// disk, showing progress on stderr.
+func (f *vaultFlags) openIndex(ctx context.Context, cmd *cobra.Command, log *slog.Logger, full, quiet bool) (*search.Index, search.SyncStats, error) {
+	if strings.TrimSpace(f.vault) == "" {
+		return nil, search.SyncStats{}, usageError(cmd, "--vault is required: the folder of your markdown notes")
+	}
+	v, err := vault.Open(f.vault, vault.Options{Excludes: f.excludes})
+	if err != nil {
+		return nil, search.SyncStats{}, err
+	}
+	path := f.index
+	if path == "" {
+		if path, err = search.DefaultPath(v.Root()); err != nil {
+			return nil, search.SyncStats{}, err
+		}
+	}
+	ix, err := search.Open(ctx, search.Options{Path: path, Vault: v, Logger: log})
+	if err != nil {
+		return nil, search.SyncStats{}, err
+	}
+	progress := newProgress(os.Stderr, quiet)
+	var stats search.SyncStats
+	if full {
+		stats, err = ix.Rebuild(ctx, progress.update)
+	} else {
+		stats, err = ix.Sync(ctx, progress.update)
+	}
+	progress.finish()
+	if err != nil {
+		ix.Close()
+		return nil, stats, err
+	}
+	return ix, stats, nil
+}
+
+// progress draws an index progress bar on stderr when it is a terminal,
+// and otherwise stays quiet except for a line every 10%.
+type progress struct {
+	w       io.Writer
+	bar     *progressbar.ProgressBar
+	tty     bool
+	quiet   bool
+	lastPct int
+}
+
+func newProgress(w *os.File, quiet bool) *progress {
+	return &progress{w: w, tty: term.IsTerminal(int(w.Fd())), quiet: quiet, lastPct: -1}
+}
+
+func (p *progress) update(done, total int) {
+	if p.quiet || total <= 0 {
+		return
+	}
+	if p.tty {
+		if p.bar == nil {
+			p.bar = progressbar.NewOptions(total,
+				progressbar.OptionSetWriter(p.w),
+				progressbar.OptionSetDescription("indexing"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetItsString("notes"),
+				progressbar.OptionShowIts(),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+		}
+		_ = p.bar.Set(done)
+		return
+	}
+	if total < 200 {
+		return
+	}
+	pct := done * 100 / total
+	if pct/10 != p.lastPct/10 || done == total {
+		p.lastPct = pct
+		fmt.Fprintf(p.w, "indexing: %d/%d notes (%d%%)\n", done, total, pct)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+func summary(stats search.SyncStats, notes int) string {
+	s := fmt.Sprintf("%d notes indexed (%d added, %d updated, %d removed, %d unchanged", notes,
+		stats.Added, stats.Updated, stats.Removed, stats.Unchanged)
+	if stats.Failed > 0 {
+		s += fmt.Sprintf(", %d failed", stats.Failed)
+	}
+	s += fmt.Sprintf(") in %s", stats.Took.Round(time.Millisecond))
+	if stats.Rebuilt && stats.Reason != "" {
+		s += "; rebuilt: " + stats.Reason
+	}
+	return s
+}
+
+func newIndexCmd(g *globalFlags) *cobra.Command {
+	var vf vaultFlags
+	var full, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "index --vault DIR",
+		Short: "Build or update the search index of a vault",
+		Long: `Build or update the search index of a vault. Only notes that changed since the last run are
+re-indexed; --full rebuilds everything. Progress goes to stderr, a one-line summary to stdout.`,
+		Example: "  vault-agent index --vault ~/Notes\n  vault-agent index --vault ~/Notes --full",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			ix, stats, err := vf.openIndex(cmd.Context(), cmd, log, full, false)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{
+					"notes": ix.Count(), "added": stats.Added, "updated": stats.Updated, "removed": stats.Removed,
+					"unchanged": stats.Unchanged, "failed": stats.Failed, "tookMs": stats.Took.Milliseconds(),
+					"rebuilt": stats.Rebuilt, "reason": stats.Reason,
+				})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), summary(stats, ix.Count()))
+			return nil
+		},
+	}
+	vf.add(cmd)
+	cmd.Flags().BoolVar(&full, "full", false, "rebuild the whole index")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vault-agent/vault-agent/search"
+)
+
+func newSearchCmd(g *globalFlags) *cobra.Command {
+	var vf vaultFlags
+	var limit int
+	var asJSON bool
+	var tags, folders []string
+	var since, until string
+	cmd := &cobra.Command{
+		Use:   "search --vault DIR [--limit N] [--json] QUERY",
+		Short: "Search the notes of a vault",
+		Long: `Search the notes of a vault, ranked by relevance (BM25 over titles, aliases, headings, tags,
+paths and text; diacritics folded, English stemmed, CJK supported). The index is updated first.
+
+Query language:
+  free terms           sourdough starter       (ranked; all terms preferred)
+  "phrase"             "feeding schedule"
+  -term / -"phrase"    -rye                    (exclude)
+  OR                   bread OR pizza
+  tag:#x               tag:#project            (also matches nested tags like #project/alpha)
+  path:folder/         path:recipes/
+  file:name            file:"Meeting Notes"
+Terms of 4+ letters fall back to fuzzy matching when nothing matches exactly.`,
+		Example: `  vault-agent search --vault ~/Notes sourdough
+  vault-agent search --vault ~/Notes --limit 5 'tag:#project "launch plan" -draft'
+  vault-agent search --vault ~/Notes --json --since 2026-03-01 standup`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			query := strings.TrimSpace(strings.Join(args, " "))
+			if query == "" && len(tags) == 0 && len(folders) == 0 {
+				return usageError(cmd, "a query is required, e.g. vault-agent search --vault DIR \"sourdough starter\"")
+			}
+			if limit < 1 || limit > 100 {
+				return usageError(cmd, "--limit must be between 1 and 100, got %d", limit)
+			}
+			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders}
+			var err error
+			if req.From, err = parseDate(since); err != nil {
+				return usageError(cmd, "--since: %v", err)
+			}
+			if req.To, err = parseDate(until); err != nil {
+				return usageError(cmd, "--until: %v", err)
+			}
+			if !req.To.IsZero() {
+				req.To = req.To.Add(24*time.Hour - time.Millisecond)
+			}
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			ix, _, err := vf.openIndex(cmd.Context(), cmd, log, false, false)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			res, err := ix.Search(cmd.Context(), req)
+			if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrBadQuery) {
+				return usageError(cmd, "%v", err)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			printResults(cmd.OutOrStdout(), res)
+			return nil
+		},
+	}
+	vf.add(cmd)
+	cmd.Flags().IntVarP(&limit, "limit", "n", 10, "maximum number of results (1-100)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print results as JSON")
+	cmd.Flags().StringSliceVar(&tags, "tag", nil, "only notes with this tag (nested tags included; repeatable)")
+	cmd.Flags().StringSliceVar(&folders, "folder", nil, "only notes under this folder (repeatable)")
+	cmd.Flags().StringVar(&since, "since", "", "only notes modified on or after this date (YYYY-MM-DD)")
+	cmd.Flags().StringVar(&until, "until", "", "only notes modified on or before this date (YYYY-MM-DD)")
+	return cmd
+}
+
+func parseDate(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.ParseInLocation("2006-01-02", s, time.Local)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not a date like 2026-03-14", s)
+	}
+	return t, nil
+}
+
+func printResults(w io.Writer, res *search.Results) {
+	if len(res.Results) == 0 {
+		fmt.Fprintln(w, "No notes matched.")
+		return
+	}
+	for i, r := range res.Results {
+		fmt.Fprintf(w, "%d. %s  (%s)  score %.2f\n", i+1, r.Title, r.Path, r.Score)
+		if r.Heading != "" {
+			fmt.Fprintf(w, "   § %s\n", r.Heading)
+		}
+		if s := strings.Join(strings.Fields(r.Snippet), " "); s != "" {
+			fmt.Fprintf(w, "   %s\n", s)
+		}
+	}
+	more := ""
+	if res.Fuzzy {
+		more = ", fuzzy matches"
+	}
+	fmt.Fprintf(w, "\n%d of %d matching notes (%.1f ms%s)\n", len(res.Results), res.Total, res.TookMs, more)
+}
