@@ -1,0 +1,458 @@
+package reasoning
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vault-agent/vault-agent/agent"
+)
+
+// Planner tools are orchestration, not actions: their successful calls show
+// up as [Plan] steps (from PlanAuthored/PlanUpdated), not as [Act]/[Obs].
+var plannerTools = map[string]bool{"write_todos": true, "plan_progress": true}
+
+// defaultMaxContinuations is the planner's continuation cap (DESIGN §5),
+// shown when the PlanContinuation event does not carry its own.
+const defaultMaxContinuations = 5
+
+// Observer turns a run's agent events into reasoning steps on a Block and
+// publishes the host message whenever it changed. It satisfies agent.Sink
+// and is only a view: it never calls back into the agent.
+//
+// Emit is meant to be called from the run's goroutine; it is nevertheless
+// safe against concurrent Emit calls and against the timer goroutine.
+// Publish calls never overlap and always carry the newest content.
+type Observer struct {
+	cfg   Config
+	block *Block
+
+	pubMu sync.Mutex // serializes Publish; guards last
+	last  string
+
+	mu            sync.Mutex // serializes event application; guards the fields below
+	streamed      bool       // answer deltas arrived that no later event disowned
+	terminated    bool
+	continuations int
+	maxIterations int
+	reviewPending bool
+
+	finished   chan struct{} // closed when the run terminated
+	finishOnce sync.Once
+
+	tickMu  sync.Mutex // guards the timer fields below
+	started bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// NewObserver returns an Observer over a new Block built from cfg.
+func NewObserver(cfg Config) *Observer {
+	cfg = cfg.withDefaults()
+	return &Observer{cfg: cfg, block: New(cfg), finished: make(chan struct{})}
+}
+
+// Block returns the block the Observer drives.
+func (o *Observer) Block() *Block { return o.block }
+
+// Content returns the current host message.
+func (o *Observer) Content() string { return o.block.Content() }
+
+// Start runs the timer goroutine: while the block is reasoning, every tick
+// re-renders the content and publishes it if the elapsed second changed.
+// The goroutine ends on Stop, when ctx is done, when the run terminates or
+// when an injected Ticks channel is closed. Start is effective once.
+func (o *Observer) Start(ctx context.Context) {
+	o.tickMu.Lock()
+	defer o.tickMu.Unlock()
+	if o.started {
+		return
+	}
+	o.started = true
+	ticks := o.cfg.Ticks
+	var stopTicker func()
+	if ticks == nil {
+		t := time.NewTicker(o.cfg.Tick)
+		ticks, stopTicker = t.C, t.Stop
+	}
+	o.stop = make(chan struct{})
+	o.done = make(chan struct{})
+	go o.loop(ctx, ticks, stopTicker, o.stop, o.done)
+}
+
+func (o *Observer) loop(ctx context.Context, ticks <-chan time.Time, stopTicker func(), stop, done chan struct{}) {
+	defer close(done)
+	if stopTicker != nil {
+		defer stopTicker()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		case <-o.finished:
+			return
+		case _, ok := <-ticks:
+			if !ok {
+				return
+			}
+			if o.block.Status() == StatusReasoning {
+				o.publish()
+			}
+		}
+	}
+}
+
+// Stop ends the timer goroutine and waits for it to exit. It is safe to
+// call more than once, and without Start.
+func (o *Observer) Stop() {
+	o.tickMu.Lock()
+	stop, done := o.stop, o.done
+	if stop != nil {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+	}
+	o.tickMu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// publish sends the content if it changed since the last publish. Rendering
+// happens under pubMu so a slower caller can never publish stale content
+// after a newer one.
+func (o *Observer) publish() {
+	o.pubMu.Lock()
+	defer o.pubMu.Unlock()
+	c := o.block.Content()
+	if c == o.last {
+		return
+	}
+	o.last = c
+	if o.cfg.Publish != nil {
+		o.cfg.Publish(c)
+	}
+}
+
+// Emit applies one event, reports new steps to OnStep, and publishes the
+// content if it changed. Events after RunTerminated are ignored.
+func (o *Observer) Emit(ev agent.Event) {
+	o.mu.Lock()
+	steps, completed := o.apply(ev)
+	o.mu.Unlock()
+	if o.cfg.OnStep != nil {
+		for _, s := range steps {
+			o.cfg.OnStep(s)
+		}
+	}
+	o.publish()
+	if completed && o.cfg.OnComplete != nil {
+		o.cfg.OnComplete(o.block.Elapsed())
+	}
+}
+
+// apply updates the block for ev and returns the steps it added and whether
+// the run just terminated. Called with o.mu held.
+func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
+	if o.terminated {
+		return nil, false
+	}
+	add := func(s string) {
+		if s = o.block.AddStep(s); s != "" {
+			steps = append(steps, s)
+		}
+	}
+	switch ev.EventType {
+	case agent.EventRunStarted:
+		if p, ok := payload[agent.RunStartedPayload](ev.Payload); ok {
+			o.maxIterations = p.MaxIterations
+		}
+		o.block.Start(time.Time{})
+
+	case agent.EventTurnStarted:
+		// A new turn means text streamed in the previous one was not final.
+		o.discard()
+
+	case agent.EventModelResponded:
+		// Deltas stream before the model's response is known to carry tool
+		// calls. When it does (or it was a reason/plan phase), the streamed
+		// text was thinking-out-loud, not the final answer: drop it and go
+		// back to reasoning. The authoritative answer arrives with
+		// RunTerminated anyway.
+		p, _ := payload[agent.ModelRespondedPayload](ev.Payload)
+		if len(p.Response.ToolCalls) > 0 || p.Phase == "reason" || p.Phase == "plan" {
+			o.discard()
+		}
+
+	case agent.EventAnswerDelta:
+		p, _ := payload[agent.TextPayload](ev.Payload)
+		if p.Text != "" {
+			o.streamed = true
+			o.block.AppendAnswer(p.Text)
+		}
+
+	case agent.EventToolInvoked:
+		o.discard()
+		p, _ := payload[agent.ToolInvokedPayload](ev.Payload)
+		if plannerTools[p.Tool] {
+			break
+		}
+		s := p.Summary
+		if strings.TrimSpace(s) == "" {
+			s = "Calling " + p.Tool
+		}
+		add(o.tag("Act", s))
+
+	case agent.EventToolReturned:
+		p, _ := payload[agent.ToolReturnedPayload](ev.Payload)
+		// Failed planner calls stay visible: no [Plan] step would show them.
+		if plannerTools[p.Tool] && p.Success {
+			break
+		}
+		s := p.Summary
+		if strings.TrimSpace(s) == "" {
+			if p.Success {
+				s = "Completed " + p.Tool
+			} else {
+				s = p.Tool + " failed: " + orDefault(p.Error, "unknown error")
+			}
+		}
+		add(o.tag("Obs", s))
+
+	case agent.EventPlanAuthored, agent.EventPlanUpdated:
+		o.continuations = 0
+		p, _ := payload[agent.PlanPayload](ev.Payload)
+		s := p.Summary
+		if strings.TrimSpace(s) == "" {
+			s = planFallback(p)
+		}
+		add(o.tag("Plan", s))
+
+	case agent.EventReflectionAdded:
+		if !o.cfg.Planner {
+			break
+		}
+		p, _ := payload[agent.TextPayload](ev.Payload)
+		const tag = "[Reflect] "
+		if s := FirstSentence(p.Text, o.cfg.MaxStepLen-len(tag)); s != "" {
+			add(tag + s)
+		}
+
+	case agent.EventReasonEmitted:
+		p, _ := payload[agent.TextPayload](ev.Payload)
+		add(FirstSentence(controlText(p, "plan"), o.cfg.MaxStepLen))
+
+	case agent.EventObserveEmitted:
+		p, _ := payload[agent.TextPayload](ev.Payload)
+		add(FirstSentence(controlText(p, "observation"), o.cfg.MaxStepLen))
+
+	case agent.EventPlanContinuation:
+		// The text answer was held back because the plan is unfinished.
+		o.discard()
+		o.continuations++
+		p, _ := payload[agent.TextPayload](ev.Payload)
+		k := controlInt(p.Control, o.continuations, "count", "continuation", "attempt")
+		limit := controlInt(p.Control, defaultMaxContinuations, "max", "maxContinuations")
+		add(fmt.Sprintf("Plan not finished; continuing (%d/%d)", k, limit))
+
+	case agent.EventPlanReviewPending:
+		o.reviewPending = true
+		add(o.tag("Plan", "Plan ready for your review"))
+
+	case agent.EventInputRequested:
+		p, _ := payload[agent.TextPayload](ev.Payload)
+		q := p.Text
+		if q == "" {
+			q, _ = p.Control["question"].(string)
+		}
+		add("Waiting for your input: " + orDefault(q, "(no question)"))
+
+	case agent.EventInputReceived:
+		add("Received your input")
+
+	case agent.EventInputTimeout:
+		add("No input received in time")
+
+	case agent.EventStageStarted:
+		p, _ := payload[agent.StagePayload](ev.Payload)
+		s := "Stage: " + orDefault(p.Stage, "(unnamed)")
+		if p.Attempt > 1 {
+			s += fmt.Sprintf(" (attempt %d)", p.Attempt)
+		}
+		add(s)
+
+	case agent.EventStageCompleted:
+		p, _ := payload[agent.StagePayload](ev.Payload)
+		if p.Outcome != "" && p.Outcome != "ok" {
+			s := fmt.Sprintf("Stage %s: %s", p.Stage, p.Outcome)
+			if p.Error != "" {
+				s += " (" + p.Error + ")"
+			}
+			add(s)
+		}
+
+	case agent.EventRunTerminated:
+		p, _ := payload[agent.RunTerminatedPayload](ev.Payload)
+		if p.Answer != "" {
+			// The payload's answer is authoritative over streamed text.
+			o.block.SetAnswer(p.Answer)
+		}
+		o.block.Complete(o.endingNote(p))
+		o.terminated = true
+		o.finishOnce.Do(func() { close(o.finished) })
+		completed = true
+	}
+	return steps, completed
+}
+
+// discard drops streamed answer text that turned out not to be final.
+func (o *Observer) discard() {
+	if o.streamed {
+		o.block.DiscardAnswer()
+		o.streamed = false
+	}
+}
+
+// tag prefixes a step with its phase when the planner is on.
+func (o *Observer) tag(phase, s string) string {
+	if !o.cfg.Planner {
+		return s
+	}
+	return "[" + phase + "] " + s
+}
+
+// endingNote says how a run that did not end with a final answer ended.
+func (o *Observer) endingNote(p agent.RunTerminatedPayload) string {
+	switch p.StopReason {
+	case agent.StopFinalAnswer:
+		return ""
+	case agent.StopStopped:
+		return "Stopped by user."
+	case agent.StopMaxIterations:
+		n := o.maxIterations
+		if n <= 0 {
+			n = p.Iterations
+		}
+		if n <= 0 {
+			return "Reached the maximum number of iterations."
+		}
+		return fmt.Sprintf("Reached the maximum of %d iterations.", n)
+	case agent.StopTimeout:
+		d := time.Duration(p.ElapsedMs) * time.Millisecond
+		if d <= 0 {
+			d = time.Duration(o.block.Elapsed()) * time.Second
+		}
+		if d = d.Round(time.Second); d <= 0 {
+			return "Timed out."
+		}
+		return fmt.Sprintf("Timed out after %s.", d)
+	case agent.StopAwaitUserInput:
+		if o.reviewPending {
+			return "Waiting for your review of the plan."
+		}
+		return "Waiting for your input."
+	case agent.StopError:
+		return "Error: " + Truncate(collapseSpace(orDefault(p.Error, "unknown error")), 1000)
+	case "":
+		return "Stopped."
+	default:
+		return "Stopped (" + p.StopReason + ")."
+	}
+}
+
+func planFallback(p agent.PlanPayload) string {
+	done := 0
+	for _, t := range p.Todos {
+		if t.Status == "completed" {
+			done++
+		}
+	}
+	s := fmt.Sprintf("Plan r%d: %d/%d done", p.Revision, done, len(p.Todos))
+	for _, t := range p.Todos {
+		if t.Status == "in_progress" {
+			s += " · now: " + t.Content
+			break
+		}
+	}
+	return s
+}
+
+// controlText prefers a string (or list of strings) under key in the roa
+// control block over the raw text, which may be the JSON block itself.
+func controlText(p agent.TextPayload, key string) string {
+	switch v := p.Control[key].(type) {
+	case string:
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	case []any:
+		var parts []string
+		for _, x := range v {
+			if s, ok := x.(string); ok && s != "" {
+				parts = append(parts, s)
+			}
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, "; ")
+		}
+	}
+	return p.Text
+}
+
+// controlInt returns the first positive number found under keys, or def.
+func controlInt(c map[string]any, def int, keys ...string) int {
+	for _, k := range keys {
+		switch v := c[k].(type) {
+		case float64:
+			if v > 0 {
+				return int(v)
+			}
+		case int:
+			if v > 0 {
+				return v
+			}
+		}
+	}
+	return def
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// payload returns an event payload as T whether it is a T, a *T, or JSON
+// (json.RawMessage as read back from a trace, or a decoded map).
+func payload[T any](p any) (T, bool) {
+	var v T
+	switch x := p.(type) {
+	case nil:
+		return v, false
+	case T:
+		return x, true
+	case *T:
+		if x == nil {
+			return v, false
+		}
+		return *x, true
+	case json.RawMessage:
+		return v, json.Unmarshal(x, &v) == nil
+	case []byte:
+		return v, json.Unmarshal(x, &v) == nil
+	default:
+		raw, err := json.Marshal(x)
+		if err != nil {
+			return v, false
+		}
+		return v, json.Unmarshal(raw, &v) == nil
+	}
+}
