@@ -6,8 +6,8 @@ import "strings"
 // already reminded.
 const reminderOpen = "<goal_plan_reminder>"
 
-// ReminderDue reports whether iteration (0-based index of the loop
-// iteration) gets the goal+plan reminder: iteration > 0 and a multiple of
+// ReminderDue reports whether the loop iteration with this index (as the
+// loop counts them; index 0 never gets one) gets the goal+plan reminder: iteration > 0 and a multiple of
 // interval (interval <= 0 means DefaultReminderInterval).
 func ReminderDue(iteration, interval int) bool {
 	if interval <= 0 {
