@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
 )
 
 // Event types. Every significant action of a run is one append-only Event
@@ -130,11 +131,7 @@ type ToolReturnedPayload struct {
 }
 
 // Todo is one item of the write_todos plan.
-type Todo struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	Status  string `json:"status"`
-}
+type Todo = planner.Todo
 
 // PlanPayload is carried by PlanAuthored and PlanUpdated.
 type PlanPayload struct {

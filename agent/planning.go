@@ -93,10 +93,7 @@ func (r *runState) emitPlan(first bool) {
 	if first {
 		typ = EventPlanAuthored
 	}
-	todos := make([]Todo, len(snap.Todos))
-	for i, t := range snap.Todos {
-		todos[i] = Todo{ID: t.ID, Content: t.Content, Status: t.Status}
-	}
+	todos := append([]Todo(nil), snap.Todos...)
 	r.emit(typ, PlanPayload{Revision: snap.Revision, Todos: todos, Focus: snap.Focus, Note: snap.Note, Summary: snap.Summary()},
 		References{PlanID: r.planRefs, SectionKey: "planning"})
 	if r.reviewPendingNext(first) {
