@@ -1,0 +1,269 @@
+package search
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// How the AST becomes bleve queries.
+//
+// Free terms of one AND group are ranked with BM25 over the weighted fields
+// (see fieldBoosts). Requiring every term is too strict for the questions
+// people and the agent type ("what did we decide about the migration"), and
+// accepting any term floods the ranking with notes matching one common
+// word, so the group is a disjunction with a minimum: all terms when there
+// are one or two, otherwise half of them, rounded up. bleve's disjunction
+// scorer multiplies by the fraction of matched clauses, so notes matching
+// more terms still rank first. Stop words ("the", "how") are dropped before
+// counting.
+//
+// Phrases and sub-groups must match and add to the score; tag:, path: and
+// file: (and the structured filters of a Request) are non-scoring filters;
+// negations are must-nots. A group with only filters scores every note
+// alike, so such searches are sorted by mtime, newest first.
+//
+// Fuzzy fallback: when the exact query matches nothing, Search compiles it
+// again with fuzziness 1 (2 for terms of 7+ characters) on free terms of at
+// least 4 characters.
+
+// compiled is the result of compiling one node.
+type compiled struct {
+	q       query.Query
+	scoring bool // false: a pure filter, scores nothing
+	none    bool // matches nothing (e.g. only stop words)
+}
+
+var matchNothing = compiled{none: true}
+
+// snipTerm is an analyzed query term the snippet builder looks for.
+type snipTerm struct {
+	term  string
+	fuzzy int
+}
+
+type compiler struct {
+	text, cjk analysis.Analyzer
+	fuzzy     bool
+	terms     []snipTerm
+	fuzzed    bool // at least one term got fuzziness
+}
+
+func (c *compiler) compile(n Node, negated bool) compiled {
+	switch n := n.(type) {
+	case Term:
+		return c.term(n.Text, negated)
+	case Phrase:
+		return c.phrase(n.Text, negated)
+	case Tag:
+		if n.Name == "" {
+			return compiled{q: query.NewMatchAllQuery()}
+		}
+		return compiled{q: termQ(fTag, n.Name)}
+	case PathPrefix:
+		if n.Prefix == "" {
+			return compiled{q: query.NewMatchAllQuery()}
+		}
+		pq := query.NewPrefixQuery(n.Prefix)
+		pq.SetField(fPath)
+		return compiled{q: pq}
+	case File:
+		if strings.ContainsAny(n.Name, "*?") {
+			wq := query.NewWildcardQuery(n.Name)
+			wq.SetField(fFile)
+			return compiled{q: wq}
+		}
+		return compiled{q: termQ(fFile, n.Name)}
+	case Not:
+		x := c.compile(n.X, !negated)
+		if x.none {
+			return compiled{q: query.NewMatchAllQuery()}
+		}
+		b := query.NewBooleanQuery(nil, nil, nil)
+		b.AddMustNot(x.q)
+		return compiled{q: b}
+	case And:
+		return c.and(n.Items, negated)
+	case Or:
+		var qs []query.Query
+		scoring := false
+		for _, it := range n.Items {
+			x := c.compile(it, negated)
+			if x.none {
+				continue
+			}
+			qs = append(qs, x.q)
+			scoring = scoring || x.scoring
+		}
+		if len(qs) == 0 {
+			return matchNothing
+		}
+		if len(qs) == 1 {
+			return compiled{q: qs[0], scoring: scoring}
+		}
+		d := query.NewDisjunctionQuery(qs)
+		d.SetMin(1)
+		return compiled{q: d, scoring: scoring}
+	}
+	return matchNothing
+}
+
+func (c *compiler) and(items []Node, negated bool) compiled {
+	var shoulds, musts, filters, nots []query.Query
+	positive := 0
+	for _, it := range items {
+		if nt, ok := it.(Not); ok {
+			x := c.compile(nt.X, !negated)
+			if !x.none {
+				nots = append(nots, x.q)
+			}
+			continue
+		}
+		positive++
+		x := c.compile(it, negated)
+		if x.none {
+			if _, isTerm := it.(Term); isTerm {
+				continue // a stop word: ignore it
+			}
+			return matchNothing
+		}
+		switch _, isTerm := it.(Term); {
+		case isTerm:
+			shoulds = append(shoulds, x.q)
+		case x.scoring:
+			musts = append(musts, x.q)
+		default:
+			filters = append(filters, x.q)
+		}
+	}
+	if positive > 0 && len(shoulds)+len(musts)+len(filters) == 0 {
+		return matchNothing // only stop words
+	}
+	b := query.NewBooleanQuery(nil, nil, nil)
+	if len(musts) > 0 {
+		b.AddMust(musts...)
+	}
+	if len(shoulds) > 0 {
+		b.AddShould(shoulds...)
+		b.SetMinShould(float64(minShould(len(shoulds))))
+	}
+	if len(nots) > 0 {
+		b.AddMustNot(nots...)
+	}
+	if len(filters) == 1 {
+		b.AddFilter(filters[0])
+	} else if len(filters) > 1 {
+		b.AddFilter(query.NewConjunctionQuery(filters))
+	}
+	return compiled{q: b, scoring: len(shoulds)+len(musts) > 0}
+}
+
+// minShould is how many of n free terms must match (see the top of the file).
+func minShould(n int) int {
+	if n <= 2 {
+		return n
+	}
+	return (n + 1) / 2
+}
+
+func termQ(field, term string) query.Query {
+	tq := query.NewTermQuery(term)
+	tq.SetField(field)
+	return tq
+}
+
+// term compiles one free term into a disjunction over the weighted fields.
+func (c *compiler) term(text string, negated bool) compiled {
+	if hasCJK(text) {
+		toks := c.cjk.Analyze([]byte(text))
+		if len(toks) == 0 {
+			return matchNothing
+		}
+		if !negated {
+			for _, t := range toks {
+				c.terms = append(c.terms, snipTerm{term: string(t.Term)})
+			}
+		}
+		return compiled{q: fieldsQuery(text, []fieldBoost{{fTitleCJK, 5}, {fBodyCJK, 1}}, 0), scoring: true}
+	}
+	toks := c.text.Analyze([]byte(text))
+	if len(toks) == 0 {
+		return matchNothing
+	}
+	fuzz := 0
+	if c.fuzzy && !negated {
+		switch n := utf8.RuneCountInString(text); {
+		case n >= 7:
+			fuzz = 2
+		case n >= 4:
+			fuzz = 1
+		}
+		if fuzz > 0 {
+			c.fuzzed = true
+		}
+	}
+	if !negated {
+		for _, t := range toks {
+			c.terms = append(c.terms, snipTerm{term: string(t.Term), fuzzy: fuzz})
+		}
+	}
+	return compiled{q: fieldsQuery(text, fieldBoosts, fuzz), scoring: true}
+}
+
+type fieldBoost = struct {
+	field string
+	boost float64
+}
+
+func fieldsQuery(text string, fields []fieldBoost, fuzz int) query.Query {
+	qs := make([]query.Query, 0, len(fields))
+	for _, f := range fields {
+		mq := query.NewMatchQuery(text)
+		mq.SetField(f.field)
+		mq.SetBoost(f.boost)
+		mq.SetOperator(query.MatchQueryOperatorAnd)
+		if fuzz > 0 {
+			mq.SetFuzziness(fuzz)
+		}
+		qs = append(qs, mq)
+	}
+	d := query.NewDisjunctionQuery(qs)
+	d.SetMin(1)
+	return d
+}
+
+// phrase compiles an exact phrase over title, headings and body.
+func (c *compiler) phrase(text string, negated bool) compiled {
+	fields := []fieldBoost{{fTitle, 5}, {fHeadings, 3}, {fBody, 1}}
+	var toks analysis.TokenStream
+	if hasCJK(text) {
+		fields = []fieldBoost{{fTitleCJK, 5}, {fBodyCJK, 1}}
+		toks = c.cjk.Analyze([]byte(text))
+	} else {
+		toks = c.text.Analyze([]byte(text))
+	}
+	if len(toks) == 0 {
+		return matchNothing
+	}
+	if !negated {
+		for _, t := range toks {
+			c.terms = append(c.terms, snipTerm{term: string(t.Term)})
+		}
+	}
+	if len(toks) == 1 {
+		// A one-word phrase is a term without fuzziness.
+		return compiled{q: fieldsQuery(text, fields, 0), scoring: true}
+	}
+	qs := make([]query.Query, 0, len(fields))
+	for _, f := range fields {
+		pq := query.NewMatchPhraseQuery(text)
+		pq.SetField(f.field)
+		pq.SetBoost(f.boost)
+		qs = append(qs, pq)
+	}
+	d := query.NewDisjunctionQuery(qs)
+	d.SetMin(1)
+	return compiled{q: d, scoring: true}
+}

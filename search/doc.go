@@ -1,0 +1,40 @@
+// Package search is the full-text index of a vault: a bleve (scorch, BM25)
+// index with one document per note, kept in step with the disk.
+//
+// Indexing. Each note becomes one document with weighted fields: title and
+// aliases (boost 5), headings (3), tags (2, plus a keyword field holding
+// every tag and its parents for tag filters), the path (1.5, plus a
+// lower-cased keyword for folder prefixes and the basename for file:) and
+// the body (1). Text goes through one analyzer: unicode tokenizer, English
+// possessives, lower case, diacritic folding ("café" finds "cafe",
+// "Müller" finds "muller"), English stop words, Porter stemming. Notes with
+// Chinese, Japanese or Korean text also get bigram fields (bleve's cjk
+// analyzer) that CJK queries run against. Nothing is stored in the index;
+// titles, tags and mtimes come from the metadata cache.
+//
+// Persistence. The index lives outside the vault (DefaultPath, under the
+// user cache dir, keyed by the vault's absolute path), or in memory for
+// tests. Alongside the documents it keeps a state record (path, mtime,
+// size, content hash, title, aliases, tags of every note) written in the
+// same bleve batch as the documents, so both always agree. Sync compares
+// the disk with that record: only notes whose mtime or size changed are
+// read, and only those whose hash changed are reindexed. A schema stamp
+// (schemaVersion plus a hash of the mapping), the vault path, the state
+// record and a probe search are checked at Open; any mismatch or damage
+// makes the next Sync rebuild from the vault, logging why. A lock file
+// (flock) in the index directory makes a second process fail at once with
+// ErrLocked.
+//
+// Bulk indexing parses notes with a pool of GOMAXPROCS workers, maps them
+// to bleve documents on the single writer goroutine and writes batches of
+// Options.BatchSize (500) notes. Scorch runs with unsafe_batch: a batch is
+// searchable when Batch returns and persisted in the background while the
+// next one is analysed; each Sync waits for its last batch to be persisted
+// before returning.
+//
+// Searching: see query.go for the query language and compile.go for how it
+// maps onto bleve queries and ranking; snippet.go for snippets.
+//
+// The package never writes into the vault and reads notes only through
+// vault.Vault, which resolves every path inside the vault.
+package search

@@ -1,0 +1,138 @@
+package search
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+func testLogger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// writeVault writes files (slash paths → content) under a new temp dir.
+func writeVault(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		writeFile(t, dir, p, c)
+	}
+	return dir
+}
+
+func writeFile(t testing.TB, dir, p, content string) {
+	t.Helper()
+	abs := filepath.Join(dir, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(abs, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func openVault(t testing.TB, dir string) *vault.Vault {
+	t.Helper()
+	v, err := vault.Open(dir, vault.Options{})
+	if err != nil {
+		t.Fatalf("vault.Open: %v", err)
+	}
+	return v
+}
+
+// openIndex opens an index (in memory when path is "") over dir and syncs it.
+func openIndex(t testing.TB, dir, path string) *Index {
+	t.Helper()
+	ix, err := Open(context.Background(), Options{Path: path, Vault: openVault(t, dir), Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	return ix
+}
+
+func search(t testing.TB, ix *Index, req Request) *Results {
+	t.Helper()
+	res, err := ix.Search(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Search(%+v): %v", req, err)
+	}
+	return res
+}
+
+func paths(res *Results) []string {
+	out := make([]string, len(res.Results))
+	for i, r := range res.Results {
+		out[i] = r.Path
+	}
+	return out
+}
+
+func sortedPaths(res *Results) []string {
+	p := paths(res)
+	sort.Strings(p)
+	return p
+}
+
+// copyDir copies a directory tree (the fixture vault) into a temp dir.
+func copyDir(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		st, _ := d.Info()
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(target, st.ModTime(), st.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// waitFor waits until cond holds, re-checking after each index change
+// signal, or fails after timeout.
+func waitFor(t testing.TB, ix *Index, ch <-chan struct{}, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for !cond() {
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+	}
+}
+
+func joinLines(s ...string) string { return strings.Join(s, "\n") + "\n" }

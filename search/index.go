@@ -1,0 +1,642 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Options configures Open.
+type Options struct {
+	// Path is the index directory; "" keeps the index in memory (tests).
+	Path   string
+	Vault  *vault.Vault
+	Logger *slog.Logger
+	// BatchSize is the number of notes per bleve batch; 0 means 500.
+	BatchSize int
+	// Workers is the number of goroutines parsing notes; 0 means GOMAXPROCS.
+	Workers int
+	// Debounce is handed to the vault watcher by Watch; 0 keeps its default.
+	Debounce time.Duration
+}
+
+// NoteMeta is the cached metadata of one indexed note.
+type NoteMeta struct {
+	Path    string    `json:"path"`
+	Title   string    `json:"title"`
+	Aliases []string  `json:"aliases,omitempty"`
+	Tags    []string  `json:"tags,omitempty"`
+	MTime   time.Time `json:"mtime"`
+	Size    int64     `json:"size"`
+	Hash    string    `json:"hash"`
+}
+
+// Internal keys of the bleve index.
+var (
+	keySchema = []byte("vault-agent/schema")
+	keyVault  = []byte("vault-agent/vault")
+	keyState  = []byte("vault-agent/state")
+)
+
+// Files of the index directory that belong to bleve (removed on rebuild)
+// and to us.
+const (
+	bleveMetaFile = "index_meta.json"
+	bleveStoreDir = "store"
+	lockFileName  = "vault-agent.lock"
+)
+
+// Index is the search index of one vault. Search, Status, Count, Tags,
+// Paths and Note may be called from any goroutine at any time; Sync,
+// Rebuild and Apply are serialized internally.
+type Index struct {
+	opts    Options
+	v       *vault.Vault
+	log     *slog.Logger
+	path    string // "" for in-memory
+	m       *mapping.IndexMappingImpl
+	stamp   string
+	textAn  analysis.Analyzer
+	cjkAn   analysis.Analyzer
+	lock    *os.File
+	batchSz int
+	workers int
+
+	// idxMu guards idx, which Rebuild replaces; searches hold it for reading.
+	idxMu sync.RWMutex
+	idx   bleve.Index
+
+	// writeMu serializes everything that writes to the index.
+	writeMu       sync.Mutex
+	pendingReason string // set by Open: the next Sync rebuilds, saying why
+	lastPersist   chan error
+
+	// mu guards the metadata cache.
+	mu          sync.RWMutex
+	meta        map[string]*NoteMeta
+	paths       []string // sorted; nil when stale
+	lastIndexed time.Time
+
+	indexing atomic.Bool
+	watching atomic.Bool
+
+	subsMu sync.Mutex
+	subs   map[int]chan struct{}
+	nextID int
+
+	closeOnce   sync.Once
+	closed      chan struct{}
+	watchCancel context.CancelFunc // guarded by subsMu
+	watchDone   chan struct{}      // guarded by subsMu
+}
+
+// DefaultPath returns the default index directory of a vault:
+// <user cache dir>/vault-agent/<vault folder name>-<hash of its absolute path>.
+func DefaultPath(vaultRoot string) (string, error) {
+	abs, err := filepath.Abs(vaultRoot)
+	if err != nil {
+		return "", fmt.Errorf("index path for %s: %w", vaultRoot, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("index path: no user cache dir (use --index): %w", err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(cache, "vault-agent", sanitizeName(filepath.Base(abs))+"-"+hex.EncodeToString(sum[:4])), nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func sanitizeName(s string) string {
+	s = strings.Trim(unsafeName.ReplaceAllString(s, "_"), "._")
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	if s == "" {
+		s = "vault"
+	}
+	return s
+}
+
+// Open opens the index at opts.Path, creating it if needed. An index that
+// cannot be opened, was built with another schema or for another vault, or
+// whose state disagrees with its documents is wiped and recreated; the next
+// Sync rebuilds it and reports why in SyncStats.Reason. When another process
+// holds the index, Open fails at once with ErrLocked.
+//
+// Open does not read the vault: call Sync to bring the index up to date.
+func Open(ctx context.Context, opts Options) (*Index, error) {
+	if opts.Vault == nil {
+		return nil, errors.New("search: Options.Vault is nil")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m, err := newMapping()
+	if err != nil {
+		return nil, fmt.Errorf("index mapping: %w", err)
+	}
+	stamp, err := schemaStamp(m)
+	if err != nil {
+		return nil, fmt.Errorf("index mapping: %w", err)
+	}
+	ix := &Index{
+		opts:    opts,
+		v:       opts.Vault,
+		log:     log.With("component", "search"),
+		m:       m,
+		stamp:   stamp,
+		textAn:  m.AnalyzerNamed(textAnalyzer),
+		cjkAn:   m.AnalyzerNamed(cjkAnalyzer),
+		batchSz: opts.BatchSize,
+		workers: opts.Workers,
+		meta:    make(map[string]*NoteMeta),
+		subs:    make(map[int]chan struct{}),
+		closed:  make(chan struct{}),
+	}
+	if ix.textAn == nil || ix.cjkAn == nil {
+		return nil, errors.New("index mapping: analyzers missing")
+	}
+	if ix.batchSz <= 0 {
+		ix.batchSz = 500
+	}
+	if ix.workers <= 0 {
+		ix.workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Path == "" {
+		idx, err := bleve.NewUsing("", m, scorch.Name, scorch.Name, nil)
+		if err != nil {
+			return nil, fmt.Errorf("create in-memory index: %w", err)
+		}
+		ix.idx = idx
+		if err := ix.writeStamp(); err != nil {
+			idx.Close()
+			return nil, err
+		}
+		return ix, nil
+	}
+
+	path, err := ix.checkPath(opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	ix.path = path
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return nil, fmt.Errorf("create index dir: %w", err)
+	}
+	ix.lock, err = lockDir(filepath.Join(path, lockFileName))
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	if err := ix.openOrCreate(ctx); err != nil {
+		ix.unlock()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// checkPath resolves the index path, refusing a directory inside the vault
+// and a non-empty directory that is not an index (a typo in --index must
+// not lead to deleting someone's files on rebuild).
+func (ix *Index) checkPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("index path %s: %w", p, err)
+	}
+	root, err := filepath.Abs(ix.v.Root())
+	if err != nil {
+		return "", fmt.Errorf("vault root: %w", err)
+	}
+	realIdx, realRoot := evalExisting(abs), evalExisting(root)
+	if rel, err := filepath.Rel(realRoot, realIdx); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("index path %s is inside the vault %s: the vault is read-only, choose a directory outside it", abs, root)
+	}
+	entries, err := os.ReadDir(abs)
+	if err == nil && len(entries) > 0 {
+		ours := false
+		for _, e := range entries {
+			if n := e.Name(); n == bleveMetaFile || n == lockFileName {
+				ours = true
+			}
+		}
+		if !ours {
+			return "", fmt.Errorf("index path %s is a non-empty directory that is not a vault-agent index; choose an empty or new directory", abs)
+		}
+	}
+	return abs, nil
+}
+
+// evalExisting resolves symlinks in the longest existing prefix of p.
+func evalExisting(p string) string {
+	var rest []string
+	for {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+func (ix *Index) runtimeConfig() map[string]interface{} {
+	return map[string]interface{}{
+		// Fail instead of waiting forever if root.bolt is locked; the
+		// lock file normally reports this first.
+		"bolt_timeout": "1s",
+		// Batches return once searchable instead of once persisted: the
+		// persister overlaps with the next batch's analysis. Durability
+		// is restored by waiting for the last batch of each sync to be
+		// persisted (see flush); a crash loses at most recent work, which
+		// the next Sync redoes because the state record is persisted in
+		// the same snapshot as the documents.
+		"unsafe_batch": true,
+	}
+}
+
+func (ix *Index) openOrCreate(ctx context.Context) error {
+	reason := ""
+	if _, err := os.Stat(filepath.Join(ix.path, bleveMetaFile)); err == nil {
+		idx, state, why, err := ix.openExisting()
+		if err != nil {
+			return err
+		}
+		if why == "" {
+			ix.idx = idx
+			ix.setMeta(state)
+			return nil
+		}
+		reason = why
+		if idx != nil {
+			idx.Close()
+		}
+	} else if _, err := os.Stat(filepath.Join(ix.path, bleveStoreDir)); err == nil {
+		reason = "index metadata missing"
+	}
+	if reason != "" {
+		ix.log.Warn("rebuilding index", "path", ix.path, "reason", reason)
+		ix.pendingReason = reason
+	}
+	return ix.create()
+}
+
+// openExisting opens the index on disk and checks it. A non-empty why means
+// the index must be rebuilt; err is only for conditions a rebuild cannot fix.
+func (ix *Index) openExisting() (idx bleve.Index, state []*NoteMeta, why string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if idx != nil {
+				idx.Close()
+			}
+			idx, state, why, err = nil, nil, fmt.Sprintf("index is corrupt (panic while opening: %v)", r), nil
+		}
+	}()
+	idx, oerr := bleve.OpenUsing(ix.path, ix.runtimeConfig())
+	if oerr != nil {
+		if errors.Is(oerr, bolt.ErrTimeout) {
+			return nil, nil, "", fmt.Errorf("open index %s: %w", ix.path, ErrLocked)
+		}
+		return nil, nil, "index is corrupt or unreadable: " + oerr.Error(), nil
+	}
+	stamp, gerr := idx.GetInternal(keySchema)
+	if gerr != nil {
+		return idx, nil, "index is corrupt: " + gerr.Error(), nil
+	}
+	if string(stamp) != ix.stamp {
+		if len(stamp) == 0 {
+			return idx, nil, "index has no schema stamp", nil
+		}
+		return idx, nil, fmt.Sprintf("index schema %q differs from %q", stamp, ix.stamp), nil
+	}
+	if root, _ := idx.GetInternal(keyVault); string(root) != ix.vaultKey() {
+		return idx, nil, fmt.Sprintf("index was built for vault %q", root), nil
+	}
+	raw, gerr := idx.GetInternal(keyState)
+	if gerr != nil {
+		return idx, nil, "index state unreadable: " + gerr.Error(), nil
+	}
+	state, derr := decodeState(raw)
+	if derr != nil {
+		return idx, nil, "index state unreadable: " + derr.Error(), nil
+	}
+	n, cerr := idx.DocCount()
+	if cerr != nil {
+		return idx, nil, "index is corrupt: " + cerr.Error(), nil
+	}
+	if int(n) != len(state) {
+		return idx, nil, fmt.Sprintf("index holds %d documents but its state lists %d notes", n, len(state)), nil
+	}
+	// Touch the segments: a damaged segment file fails here rather than
+	// on the first real search.
+	probe := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 1, 0, false)
+	if _, serr := idx.Search(probe); serr != nil {
+		return idx, nil, "index is corrupt: " + serr.Error(), nil
+	}
+	return idx, state, "", nil
+}
+
+// create makes a fresh, empty index, removing bleve's files first.
+func (ix *Index) create() error {
+	if err := ix.removeIndexFiles(); err != nil {
+		return err
+	}
+	idx, err := bleve.NewUsing(ix.path, ix.m, scorch.Name, scorch.Name, ix.runtimeConfig())
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return fmt.Errorf("create index %s: %w", ix.path, ErrLocked)
+		}
+		return fmt.Errorf("create index %s: %w", ix.path, err)
+	}
+	ix.idx = idx
+	ix.setMeta(nil)
+	return ix.writeStamp()
+}
+
+// removeIndexFiles deletes what bleve keeps in the index directory, and
+// nothing else.
+func (ix *Index) removeIndexFiles() error {
+	if ix.path == "" {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(ix.path, bleveMetaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove old index: %w", err)
+	}
+	if err := os.RemoveAll(filepath.Join(ix.path, bleveStoreDir)); err != nil {
+		return fmt.Errorf("remove old index: %w", err)
+	}
+	return nil
+}
+
+func (ix *Index) vaultKey() string {
+	root, err := filepath.Abs(ix.v.Root())
+	if err != nil {
+		root = ix.v.Root()
+	}
+	return evalExisting(root)
+}
+
+func (ix *Index) writeStamp() error {
+	b := ix.idx.NewBatch()
+	b.SetInternal(keySchema, []byte(ix.stamp))
+	b.SetInternal(keyVault, []byte(ix.vaultKey()))
+	b.SetInternal(keyState, encodeState(nil, nil))
+	if err := ix.idx.Batch(b); err != nil {
+		return fmt.Errorf("write index stamp: %w", err)
+	}
+	return nil
+}
+
+// stateEntry is the persisted form of NoteMeta.
+type stateEntry struct {
+	P string   `json:"p"`
+	T string   `json:"t,omitempty"`
+	A []string `json:"a,omitempty"`
+	G []string `json:"g,omitempty"`
+	M int64    `json:"m"`
+	S int64    `json:"s"`
+	H string   `json:"h"`
+}
+
+// encodeState serializes meta with the pending changes applied (a nil value
+// in pending deletes the path).
+func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
+	out := make([]stateEntry, 0, len(meta)+len(pending))
+	add := func(m *NoteMeta) {
+		out = append(out, stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash})
+	}
+	for p, m := range meta {
+		if _, ok := pending[p]; ok {
+			continue
+		}
+		add(m)
+	}
+	for _, m := range pending {
+		if m != nil {
+			add(m)
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		panic(err) // plain strings and ints cannot fail to marshal
+	}
+	return b
+}
+
+func decodeState(b []byte) ([]*NoteMeta, error) {
+	if len(b) == 0 {
+		return nil, errors.New("missing")
+	}
+	var es []stateEntry
+	if err := json.Unmarshal(b, &es); err != nil {
+		return nil, err
+	}
+	out := make([]*NoteMeta, len(es))
+	for i, e := range es {
+		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H}
+	}
+	return out, nil
+}
+
+func (ix *Index) setMeta(state []*NoteMeta) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.meta = make(map[string]*NoteMeta, len(state))
+	for _, m := range state {
+		ix.meta[m.Path] = m
+	}
+	ix.paths = nil
+}
+
+// Vault returns the vault the index was opened on.
+func (ix *Index) Vault() *vault.Vault { return ix.v }
+
+// Count returns the number of indexed notes.
+func (ix *Index) Count() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.meta)
+}
+
+// Note returns the cached metadata of an indexed note.
+func (ix *Index) Note(path string) (NoteMeta, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	m, ok := ix.meta[path]
+	if !ok {
+		return NoteMeta{}, false
+	}
+	return *m, true
+}
+
+// Paths returns every indexed note path, sorted. The slice is shared: do
+// not modify it.
+func (ix *Index) Paths() []string {
+	ix.mu.RLock()
+	p := ix.paths
+	ix.mu.RUnlock()
+	if p != nil {
+		return p
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.paths == nil {
+		ps := make([]string, 0, len(ix.meta))
+		for k := range ix.meta {
+			ps = append(ps, k)
+		}
+		sort.Strings(ps)
+		ix.paths = ps
+	}
+	return ix.paths
+}
+
+// Tags returns every tag with the number of notes carrying it, sorted by
+// tag. Parents of nested tags are listed too and count the notes of all
+// their descendants (each note once), matching what tag:parent finds.
+func (ix *Index) Tags() []TagCount {
+	ix.mu.RLock()
+	counts := make(map[string]int)
+	for _, m := range ix.meta {
+		for _, t := range tagAncestors(m.Tags) {
+			counts[t]++
+		}
+	}
+	ix.mu.RUnlock()
+	out := make([]TagCount, 0, len(counts))
+	for t, n := range counts {
+		out = append(out, TagCount{Tag: t, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	return out
+}
+
+// Status describes the index.
+func (ix *Index) Status() Status {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return Status{
+		Notes:         len(ix.meta),
+		Indexing:      ix.indexing.Load(),
+		Watching:      ix.watching.Load(),
+		LastIndexedAt: ix.lastIndexed,
+	}
+}
+
+// Subscribe returns a channel signalled (without blocking, coalescing) after
+// each applied change: a watcher batch, Sync or Rebuild. Call the returned
+// func to unsubscribe.
+func (ix *Index) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	ix.subsMu.Lock()
+	id := ix.nextID
+	ix.nextID++
+	ix.subs[id] = ch
+	ix.subsMu.Unlock()
+	return ch, func() {
+		ix.subsMu.Lock()
+		delete(ix.subs, id)
+		ix.subsMu.Unlock()
+	}
+}
+
+func (ix *Index) notify() {
+	ix.subsMu.Lock()
+	defer ix.subsMu.Unlock()
+	for _, ch := range ix.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (ix *Index) isClosed() bool {
+	select {
+	case <-ix.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops the watcher, waits for pending writes to reach the disk and
+// releases the index.
+func (ix *Index) Close() error {
+	var err error
+	ix.closeOnce.Do(func() {
+		close(ix.closed)
+		ix.subsMu.Lock()
+		cancel, done := ix.watchCancel, ix.watchDone
+		ix.subsMu.Unlock()
+		if cancel != nil {
+			cancel()
+			<-done
+		}
+		ix.writeMu.Lock()
+		ix.waitPersisted(5 * time.Second)
+		ix.idxMu.Lock()
+		if ix.idx != nil {
+			err = ix.idx.Close()
+			ix.idx = nil
+		}
+		ix.idxMu.Unlock()
+		ix.writeMu.Unlock()
+		ix.unlock()
+	})
+	return err
+}
+
+func (ix *Index) unlock() {
+	if ix.lock != nil {
+		unlockDir(ix.lock)
+		ix.lock = nil
+	}
+}
+
+// waitPersisted waits (bounded) for the last batch to reach the disk.
+// Called with writeMu held.
+func (ix *Index) waitPersisted(limit time.Duration) {
+	if ix.lastPersist == nil {
+		return
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case err := <-ix.lastPersist:
+		if err != nil {
+			ix.log.Warn("persisting index", "err", err)
+		}
+	case <-t.C:
+		ix.log.Warn("index not persisted in time; the next start will redo recent changes")
+	}
+	ix.lastPersist = nil
+}

@@ -1,0 +1,292 @@
+package search
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
+	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/registry"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Field names of the note document. One bleve document per note, keyed by
+// its vault-relative path.
+const (
+	fTitle    = "title"    // title + aliases, text analyzer
+	fTitleCJK = "titlecjk" // same, CJK bigrams; only for notes with CJK text
+	fHeadings = "headings" // heading texts
+	fTagText  = "tagtext"  // tags as text, so free terms match them
+	fTag      = "tag"      // tags and their parents as keywords ("a", "a/b")
+	fPathText = "pathtext" // path without ".md" as text
+	fPath     = "pathkw"   // lower-cased path as one keyword (folder prefix filters)
+	fFile     = "file"     // lower-cased basename without ".md" (file: filter)
+	fBody     = "body"     // body text
+	fBodyCJK  = "bodycjk"  // body as CJK bigrams; only for notes with CJK text
+	fMTime    = "mtime"    // epoch ms, numeric, doc values for sorting
+)
+
+// Analyzer names in the mapping.
+const (
+	textAnalyzer = "vault_text"
+	cjkAnalyzer  = cjk.AnalyzerName
+	foldFilter   = "vault_fold"
+)
+
+// Query-time boosts per field. Title and aliases weigh most: a note named
+// after the query is almost always what was meant.
+var fieldBoosts = []struct {
+	field string
+	boost float64
+}{
+	{fTitle, 5},
+	{fHeadings, 3},
+	{fTagText, 2},
+	{fPathText, 1.5},
+	{fBody, 1},
+}
+
+// schemaVersion is bumped by hand when the document layout changes in a way
+// the mapping hash would not show (for example what goes into a field).
+const schemaVersion = 1
+
+func init() {
+	if err := registry.RegisterTokenFilter(foldFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
+		return foldTokenFilter{}, nil
+	}); err != nil {
+		panic(err)
+	}
+}
+
+// foldTokenFilter folds diacritics and other non-ASCII letters to ASCII
+// ("café" → "cafe", "Müller" → "muller", "ß" → "ss") and drops combining
+// marks left by decomposed (NFD) text. It is a token filter rather than
+// bleve's asciifolding char filter so token offsets keep pointing into the
+// original text, which the snippet builder relies on.
+type foldTokenFilter struct{}
+
+var asciiFolder = asciifolding.New()
+
+func (foldTokenFilter) Filter(input analysis.TokenStream) analysis.TokenStream {
+	for _, tok := range input {
+		if isASCII(tok.Term) {
+			continue
+		}
+		folded := asciiFolder.Filter(tok.Term)
+		if hasMark(folded) {
+			folded = []byte(strings.Map(func(r rune) rune {
+				if unicode.Is(unicode.Mn, r) {
+					return -1
+				}
+				return r
+			}, string(folded)))
+		}
+		tok.Term = folded
+	}
+	return input
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func hasMark(b []byte) bool {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r >= 0x300 && unicode.Is(unicode.Mn, r) {
+			return true
+		}
+		b = b[n:]
+	}
+	return false
+}
+
+// hasCJK reports whether s contains Han, Hiragana, Katakana or Hangul
+// characters; only such notes get the CJK bigram fields.
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if r < 0x2E80 {
+			continue
+		}
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+			return true
+		}
+	}
+	return false
+}
+
+// newMapping builds the index mapping. Nothing is stored: the index keeps
+// note metadata (title, tags, mtime) in memory and in its state record, so
+// results need no stored fields. Term vectors are kept only on the text
+// fields that phrase queries run against (bleve's phrase searcher needs term
+// positions); the keyword and path fields have none.
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	im := mapping.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	im.DefaultAnalyzer = textAnalyzer
+	if err := im.AddCustomAnalyzer(textAnalyzer, map[string]interface{}{
+		"type":      custom.Name,
+		"tokenizer": unicodetok.Name,
+		"token_filters": []interface{}{
+			en.PossessiveName,
+			lowercase.Name,
+			foldFilter,
+			en.StopName,
+			porter.Name,
+		},
+	}); err != nil {
+		return nil, err
+	}
+
+	text := func(analyzer string, vectors bool) *mapping.FieldMapping {
+		fm := mapping.NewTextFieldMapping()
+		fm.Analyzer = analyzer
+		fm.Store = false
+		fm.IncludeInAll = false
+		fm.DocValues = false
+		fm.IncludeTermVectors = vectors
+		return fm
+	}
+	kw := func() *mapping.FieldMapping {
+		fm := text(keyword.Name, false)
+		return fm
+	}
+	doc := mapping.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt(fTitle, text(textAnalyzer, true))
+	doc.AddFieldMappingsAt(fTitleCJK, text(cjkAnalyzer, true))
+	doc.AddFieldMappingsAt(fHeadings, text(textAnalyzer, true))
+	doc.AddFieldMappingsAt(fTagText, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fTag, kw())
+	doc.AddFieldMappingsAt(fPathText, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fPath, kw())
+	doc.AddFieldMappingsAt(fFile, kw())
+	doc.AddFieldMappingsAt(fBody, text(textAnalyzer, true))
+	doc.AddFieldMappingsAt(fBodyCJK, text(cjkAnalyzer, true))
+	mt := mapping.NewNumericFieldMapping()
+	mt.Store = false
+	mt.IncludeInAll = false
+	mt.DocValues = true
+	doc.AddFieldMappingsAt(fMTime, mt)
+	im.DefaultMapping = doc
+	im.DefaultField = fBody
+	return im, nil
+}
+
+// schemaStamp identifies the document layout: a change in the mapping or in
+// schemaVersion makes an existing index incompatible.
+func schemaStamp(im *mapping.IndexMappingImpl) (string, error) {
+	b, err := json.Marshal(im)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "vault-agent-search/" + itoa(schemaVersion) + "/" + hex.EncodeToString(sum[:6]), nil
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// noteDocument is the data bleve maps into one document.
+func noteDocument(n *vault.Note) map[string]interface{} {
+	titles := make([]string, 0, 1+len(n.Aliases))
+	titles = append(titles, n.Title)
+	titles = append(titles, n.Aliases...)
+	headings := make([]string, 0, len(n.Headings))
+	for _, h := range n.Headings {
+		headings = append(headings, h.Text)
+	}
+	tagTree := tagAncestors(n.Tags)
+	noExt := strings.TrimSuffix(n.Path, path.Ext(n.Path))
+	d := map[string]interface{}{
+		fTitle:    titles,
+		fHeadings: headings,
+		fTagText:  n.Tags,
+		fTag:      tagTree,
+		fPathText: noExt,
+		fPath:     strings.ToLower(n.Path),
+		fFile:     fileKey(n.Path),
+		fBody:     n.Body,
+		fMTime:    float64(msec(n.ModTime)),
+	}
+	titleText := strings.Join(titles, " ")
+	if hasCJK(titleText) {
+		d[fTitleCJK] = titles
+	}
+	if hasCJK(n.Body) {
+		d[fBodyCJK] = n.Body
+	}
+	return d
+}
+
+// tagAncestors returns the tags plus every parent of a nested tag, so that
+// tag:a matches notes tagged a/b with one term lookup.
+func tagAncestors(tags []string) []string {
+	out := make([]string, 0, len(tags))
+	seen := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		t = strings.ToLower(strings.Trim(t, "#/"))
+		for t != "" {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+			i := strings.LastIndexByte(t, '/')
+			if i < 0 {
+				break
+			}
+			t = t[:i]
+		}
+	}
+	return out
+}
+
+// fileKey is the file: key of a path: lower-cased basename without ".md".
+func fileKey(p string) string {
+	base := path.Base(p)
+	if strings.HasSuffix(strings.ToLower(base), ".md") {
+		base = base[:len(base)-3]
+	}
+	return strings.ToLower(base)
+}
+
+func msec(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}

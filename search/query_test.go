@@ -1,0 +1,109 @@
+package search
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseQuery(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"sourdough", "sourdough"},
+		{"sourdough starter", "(AND sourdough starter)"},
+		{`"exact phrase"`, `"exact phrase"`},
+		{`"  spaced   out  "`, `"spaced out"`},
+		{`bread "rye flour" -wheat`, `(AND bread "rye flour" -wheat)`},
+		{`-"bad idea" good`, `(AND -"bad idea" good)`},
+		{"tag:#recipe", "tag:recipe"},
+		{"tag:Recipe/Bread/", "tag:recipe/bread"},
+		{"#recipe", "tag:recipe"},
+		{"#2024", "#2024"},
+		{"issue #42", "(AND issue #42)"},
+		{"path:Projects/", "path:projects/"},
+		{"path:/projects", "path:projects"},
+		{`path:"My Folder/"`, "path:my folder/"},
+		{"file:Alpha.md", "file:alpha"},
+		{"FILE:alpha", "file:alpha"},
+		{"file:*plan*", "file:*plan*"},
+		{"a OR b", "(OR a b)"},
+		{"a b OR c", "(OR (AND a b) c)"},
+		{"(a OR b) c", "(AND (OR a b) c)"},
+		{"-(a OR b) c", "(AND -(OR a b) c)"},
+		{"a or b", "(AND a or b)"},
+		{"OR a", "a"},
+		{"a OR", "a"},
+		{"a OR OR b", "(OR a b)"},
+		{`"unclosed phrase`, `"unclosed phrase"`},
+		{"(a b", "(AND a b)"},
+		{"a - b", "(AND a b)"},
+		{"foo:bar", "foo:bar"},
+		{"10:30 meeting", "(AND 10:30 meeting)"},
+		{"tag:x -tag:y path:a/ b", "(AND tag:x -tag:y path:a/ b)"},
+		{"e-mail", "e-mail"},
+		{"東京 タワー", "(AND 東京 タワー)"},
+		{`""`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			q, err := ParseQuery(tt.in)
+			if tt.want == "" {
+				if !errors.Is(err, ErrEmptyQuery) {
+					t.Fatalf("ParseQuery(%q) = %v, %v; want ErrEmptyQuery", tt.in, q, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseQuery(%q): %v", tt.in, err)
+			}
+			if got := q.String(); got != tt.want {
+				t.Errorf("ParseQuery(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseQueryErrors(t *testing.T) {
+	tests := []struct {
+		in  string
+		pos int
+	}{
+		{"a b)", 4},
+		{")", 1},
+		{"tag:", 1},
+		{"x tag:#", 3},
+		{"file:.md", 1},
+		{"path:", 1},
+		{"tag:\"\"", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := ParseQuery(tt.in)
+			if !errors.Is(err, ErrBadQuery) {
+				t.Fatalf("ParseQuery(%q) err = %v, want ErrBadQuery", tt.in, err)
+			}
+			var qe *QueryError
+			if !errors.As(err, &qe) || qe.Pos != tt.pos {
+				t.Fatalf("ParseQuery(%q) err = %v, want column %d", tt.in, err, tt.pos)
+			}
+		})
+	}
+	for _, in := range []string{"", "   ", "-", "()", `""`} {
+		if _, err := ParseQuery(in); !errors.Is(err, ErrEmptyQuery) {
+			t.Errorf("ParseQuery(%q) err = %v, want ErrEmptyQuery", in, err)
+		}
+	}
+}
+
+func FuzzParseQuery(f *testing.F) {
+	for _, s := range []string{`a "b c" -d tag:#e/f path:g/ file:h OR (i j`, `-(")`, "tag:\"x", "\xff\"", "((((", "-\"\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q, err := ParseQuery(s)
+		if err == nil {
+			_ = q.String()
+		}
+	})
+}

@@ -1,0 +1,246 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// smallVault is a hand-written vault whose expected results are obvious.
+var smallVault = map[string]string{
+	"recipes/Sourdough Bread.md": joinLines("---", "tags: [recipe/bread, baking]", "aliases: [Levain loaf]", "---",
+		"# Sourdough Bread", "Mix the starter with flour and water.", "## Baking", "Bake at 250 degrees in a dutch oven until the crust is dark."),
+	"recipes/Rye Crackers.md": joinLines("#recipe/snack", "# Rye Crackers", "Thin crackers with rye flour and caraway seeds. No starter needed."),
+	"recipes/Café au lait.md": joinLines("#recipe/drink", "Strong coffee with hot milk, as served in a French café."),
+	"people/Jürgen Müller.md": joinLines("# Jürgen Müller", "Met Jürgen at the conference. He works on distributed databases."),
+	"projects/Alpha/Plan.md": joinLines("---", "tags: project", "---", "# Alpha plan", "## Milestones",
+		"The database migration happens in March.", "We decided to postpone the migration of the billing service.",
+		"Unrelated filler text about gardening and tomatoes."),
+	"projects/Beta/Notes.md": joinLines("#project", "Beta is about the mobile app.", "The migration plan for Alpha is elsewhere."),
+	"journal/2024-03-01.md":  joinLines("Went running. Thought about the starter for the bread."),
+	"日本/東京.md":               joinLines("# 東京タワー", "東京タワーは高さ333メートルの電波塔です。夜景がとても綺麗でした。"),
+	"中文/机器学习.md":             joinLines("# 机器学习笔记", "机器学习是人工智能的一个分支。深度学习使用神经网络。"),
+	".trash/Sourdough old.md":  joinLines("# Sourdough old", "sourdough starter sourdough starter"),
+	".obsidian/workspace.md":   "sourdough",
+}
+
+func TestSearchSmallVault(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	ix := openIndex(t, dir, "")
+	if got := ix.Count(); got != 9 {
+		t.Fatalf("Count = %d, want 9 (dot-folders skipped): %v", got, ix.Paths())
+	}
+
+	tests := []struct {
+		name  string
+		req   Request
+		top   string   // expected first hit ("" = no results)
+		set   []string // if set: exact result set, sorted
+		fuzzy bool
+	}{
+		{name: "title wins", req: Request{Query: "sourdough"}, top: "recipes/Sourdough Bread.md"},
+		{name: "alias", req: Request{Query: "levain"}, top: "recipes/Sourdough Bread.md"},
+		{name: "stemming", req: Request{Query: "cracker"}, top: "recipes/Rye Crackers.md"},
+		{name: "stemming both sides", req: Request{Query: "baking dutch ovens"}, top: "recipes/Sourdough Bread.md"},
+		{name: "fold query", req: Request{Query: "cafe"}, top: "recipes/Café au lait.md"},
+		{name: "fold text", req: Request{Query: "muller"}, top: "people/Jürgen Müller.md"},
+		{name: "fold both", req: Request{Query: "Jürgen"}, top: "people/Jürgen Müller.md"},
+		{name: "two terms both required", req: Request{Query: "starter flour"},
+			set: []string{"recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}},
+		{name: "phrase", req: Request{Query: `"rye flour"`}, set: []string{"recipes/Rye Crackers.md"}},
+		{name: "phrase with stop words", req: Request{Query: `"migration of the billing service"`}, set: []string{"projects/Alpha/Plan.md"}},
+		{name: "phrase order matters", req: Request{Query: `"flour rye"`}, top: ""},
+		{name: "exclusion", req: Request{Query: "starter -bread"}, set: []string{"recipes/Rye Crackers.md"}},
+		{name: "phrase exclusion", req: Request{Query: `starter -"dutch oven"`},
+			set: []string{"journal/2024-03-01.md", "recipes/Rye Crackers.md"}},
+		{name: "tag nested", req: Request{Query: "tag:#recipe"},
+			set: []string{"recipes/Café au lait.md", "recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}},
+		{name: "tag exact nested", req: Request{Query: "tag:recipe/bread"}, set: []string{"recipes/Sourdough Bread.md"}},
+		{name: "tag no partial", req: Request{Query: "tag:reci"}, top: ""},
+		{name: "bare hashtag", req: Request{Query: "#project"}, set: []string{"projects/Alpha/Plan.md", "projects/Beta/Notes.md"}},
+		{name: "tag plus term", req: Request{Query: "tag:recipe starter"},
+			set: []string{"recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}},
+		{name: "path prefix", req: Request{Query: "path:projects/ migration"},
+			set: []string{"projects/Alpha/Plan.md", "projects/Beta/Notes.md"}},
+		{name: "path case-insensitive", req: Request{Query: "path:Projects/alpha/"}, set: []string{"projects/Alpha/Plan.md"}},
+		{name: "file", req: Request{Query: "file:plan"}, set: []string{"projects/Alpha/Plan.md"}},
+		{name: "file with ext", req: Request{Query: "file:Plan.md"}, set: []string{"projects/Alpha/Plan.md"}},
+		{name: "file wildcard", req: Request{Query: "file:*bread*"}, set: []string{"recipes/Sourdough Bread.md"}},
+		{name: "or", req: Request{Query: "caraway OR databases"},
+			set: []string{"people/Jürgen Müller.md", "projects/Alpha/Plan.md", "recipes/Rye Crackers.md"}},
+		{name: "group", req: Request{Query: "(caraway OR coffee) tag:recipe"},
+			set: []string{"recipes/Café au lait.md", "recipes/Rye Crackers.md"}},
+		{name: "fuzzy", req: Request{Query: "sourdugh"}, top: "recipes/Sourdough Bread.md", fuzzy: true},
+		{name: "fuzzy 2 edits", req: Request{Query: "migrasion"}, set: []string{"projects/Alpha/Plan.md", "projects/Beta/Notes.md"}, fuzzy: true},
+		{name: "no fuzzy for short", req: Request{Query: "rey"}, top: ""},
+		{name: "cjk japanese", req: Request{Query: "東京タワー"}, top: "日本/東京.md"},
+		{name: "cjk chinese", req: Request{Query: "神经网络"}, top: "中文/机器学习.md"},
+		{name: "cjk phrase", req: Request{Query: `"深度学习"`}, set: []string{"中文/机器学习.md"}},
+		{name: "stop words only", req: Request{Query: "the and of"}, top: ""},
+		{name: "trash never found", req: Request{Query: "old"}, top: ""},
+		{name: "filter tags", req: Request{Query: "starter", Tags: []string{"#baking"}}, set: []string{"recipes/Sourdough Bread.md"}},
+		{name: "filter tags any", req: Request{Tags: []string{"recipe/drink", "project"}},
+			set: []string{"projects/Alpha/Plan.md", "projects/Beta/Notes.md", "recipes/Café au lait.md"}},
+		{name: "filter folders", req: Request{Query: "starter", Folders: []string{"journal/"}}, set: []string{"journal/2024-03-01.md"}},
+		{name: "filter folder not prefix of name", req: Request{Folders: []string{"project"}}, top: ""},
+		{name: "negation only", req: Request{Query: "-tag:recipe -tag:project"},
+			set: []string{"journal/2024-03-01.md", "people/Jürgen Müller.md", "中文/机器学习.md", "日本/東京.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := search(t, ix, tt.req)
+			if res.Fuzzy != tt.fuzzy {
+				t.Errorf("Fuzzy = %v, want %v", res.Fuzzy, tt.fuzzy)
+			}
+			if tt.set != nil {
+				if got := sortedPaths(res); !reflect.DeepEqual(got, tt.set) {
+					t.Fatalf("results = %v, want %v", got, tt.set)
+				}
+				if res.Total != len(tt.set) {
+					t.Errorf("Total = %d, want %d", res.Total, len(tt.set))
+				}
+				return
+			}
+			if tt.top == "" {
+				if len(res.Results) != 0 {
+					t.Fatalf("results = %v, want none", paths(res))
+				}
+				return
+			}
+			if len(res.Results) == 0 || res.Results[0].Path != tt.top {
+				t.Fatalf("results = %v, want %s first", paths(res), tt.top)
+			}
+		})
+	}
+}
+
+func TestSearchResultFields(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(dir, "journal", "2024-03-01.md"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, dir, "")
+
+	res := search(t, ix, Request{Query: "migration billing"})
+	if len(res.Results) != 1 {
+		t.Fatalf("results = %v", paths(res))
+	}
+	r := res.Results[0]
+	if r.Title != "Plan" || r.Heading != "Alpha plan > Milestones" || r.Score <= 0 || !reflect.DeepEqual(r.Tags, []string{"project"}) {
+		t.Errorf("result = %+v", r)
+	}
+	if !strings.Contains(r.Snippet, "**billing**") || !strings.Contains(r.Snippet, "**migration**") {
+		t.Errorf("snippet = %q, want highlighted terms", r.Snippet)
+	}
+	if res.TookMs <= 0 {
+		t.Errorf("TookMs = %v", res.TookMs)
+	}
+
+	// Diacritics: the original spelling is highlighted.
+	res = search(t, ix, Request{Query: "muller"})
+	if s := res.Results[0].Snippet; !strings.Contains(s, "**Müller**") {
+		t.Errorf("snippet = %q, want **Müller**", s)
+	}
+	// CJK highlight.
+	res = search(t, ix, Request{Query: "神经网络"})
+	if s := res.Results[0].Snippet; !strings.Contains(s, "**神经网络**") {
+		t.Errorf("snippet = %q, want **神经网络**", s)
+	}
+	// Fuzzy highlight.
+	res = search(t, ix, Request{Query: "sourdugh"})
+	if s := res.Results[0].Snippet; !strings.Contains(s, "**Sourdough**") && !strings.Contains(s, "**sourdough**") {
+		t.Errorf("fuzzy snippet = %q", s)
+	}
+
+	// mtime range and filter-only ordering (newest first).
+	res = search(t, ix, Request{To: old.Add(time.Second)})
+	if got := paths(res); !reflect.DeepEqual(got, []string{"journal/2024-03-01.md"}) {
+		t.Errorf("To filter: %v", got)
+	}
+	if res.Results[0].MTime != old.UnixMilli() {
+		t.Errorf("MTime = %d, want %d", res.Results[0].MTime, old.UnixMilli())
+	}
+	res = search(t, ix, Request{From: old.Add(time.Second), Query: "starter"})
+	if got := sortedPaths(res); !reflect.DeepEqual(got, []string{"recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}) {
+		t.Errorf("From filter: %v", got)
+	}
+	res = search(t, ix, Request{Query: "path:/", Limit: 100})
+	if len(res.Results) != 9 || res.Results[8].Path != "journal/2024-03-01.md" {
+		t.Errorf("filter-only results should be newest first, oldest last: %v", paths(res))
+	}
+
+	// Limit and Total.
+	res = search(t, ix, Request{Query: "tag:recipe", Limit: 2})
+	if len(res.Results) != 2 || res.Total != 3 {
+		t.Errorf("limit 2: %d results, total %d", len(res.Results), res.Total)
+	}
+
+	// A note deleted behind the index's back still yields its result.
+	if err := os.Remove(filepath.Join(dir, "people", "Jürgen Müller.md")); err != nil {
+		t.Fatal(err)
+	}
+	res = search(t, ix, Request{Query: "muller"})
+	if len(res.Results) != 1 || res.Results[0].Snippet != "" {
+		t.Errorf("vanished note: %+v", res.Results)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	ix := openIndex(t, writeVault(t, smallVault), "")
+	for _, q := range []string{"", "  ", "-"} {
+		if _, err := ix.Search(context.Background(), Request{Query: q}); !errors.Is(err, ErrEmptyQuery) {
+			t.Errorf("Search(%q) err = %v, want ErrEmptyQuery", q, err)
+		}
+	}
+	if _, err := ix.Search(context.Background(), Request{Query: "a)"}); !errors.Is(err, ErrBadQuery) {
+		t.Errorf("err = %v, want ErrBadQuery", err)
+	}
+}
+
+func TestTagsAndPaths(t *testing.T) {
+	ix := openIndex(t, writeVault(t, smallVault), "")
+	tags := map[string]int{}
+	for _, tc := range ix.Tags() {
+		tags[tc.Tag] = tc.Count
+	}
+	want := map[string]int{"recipe": 3, "recipe/bread": 1, "recipe/snack": 1, "recipe/drink": 1, "baking": 1, "project": 2}
+	if !reflect.DeepEqual(tags, want) {
+		t.Errorf("Tags = %v, want %v", tags, want)
+	}
+	p := ix.Paths()
+	if len(p) != 9 || p[0] != "journal/2024-03-01.md" {
+		t.Errorf("Paths = %v", p)
+	}
+	m, ok := ix.Note("recipes/Sourdough Bread.md")
+	if !ok || m.Title != "Sourdough Bread" || !reflect.DeepEqual(m.Aliases, []string{"Levain loaf"}) || m.Hash == "" || m.Size == 0 {
+		t.Errorf("Note = %+v, %v", m, ok)
+	}
+}
+
+func TestBuildSnippet(t *testing.T) {
+	long := strings.Repeat("filler words here ", 30)
+	text := long + "the key phrase is here\n\n  and   more " + long
+	i := strings.Index(text, "key")
+	s := buildSnippet(text, []span{{i, i + 3}}, 80)
+	if !strings.Contains(s, "**key**") || !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") {
+		t.Errorf("snippet = %q", s)
+	}
+	if n := len([]rune(s)); n > 90 {
+		t.Errorf("snippet has %d runes", n)
+	}
+	if strings.Contains(s, "  ") || strings.Contains(s, "\n") {
+		t.Errorf("whitespace not collapsed: %q", s)
+	}
+	if got := buildSnippet("short text", nil, 80); got != "short text" {
+		t.Errorf("no spans: %q", got)
+	}
+	if got := buildSnippet("a b", []span{{0, 1}, {2, 3}}, 80); got != "**a** **b**" {
+		t.Errorf("adjacent: %q", got)
+	}
+}

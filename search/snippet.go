@@ -1,0 +1,276 @@
+package search
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// snippetRunes is the target snippet length in characters.
+const snippetRunes = 200
+
+// addSnippets fills Snippet, Heading and ChunkIndex of each result from the
+// chunk with the most query-term matches. The note is read from disk; a
+// note that vanished since indexing keeps its result without a snippet.
+func (ix *Index) addSnippets(res *Results, c *compiler) {
+	if len(res.Results) == 0 {
+		return
+	}
+	terms := make(map[string]int, len(c.terms))
+	anyCJK := false
+	for _, t := range c.terms {
+		if f, ok := terms[t.term]; !ok || t.fuzzy > f {
+			terms[t.term] = t.fuzzy
+		}
+		anyCJK = anyCJK || hasCJK(t.term)
+	}
+	for i := range res.Results {
+		r := &res.Results[i]
+		n, err := ix.v.ReadNote(r.Path)
+		if err != nil || len(n.Chunks) == 0 {
+			continue
+		}
+		ch, spans := ix.bestChunk(n, terms, anyCJK)
+		r.Heading = ch.Heading
+		r.ChunkIndex = ch.Index
+		r.Snippet = buildSnippet(ch.Text, spans, snippetRunes)
+	}
+}
+
+type span struct{ start, end int } // byte offsets
+
+// bestChunk picks the chunk matching the most distinct query terms, then
+// the most matches; ties go to the earlier chunk.
+func (ix *Index) bestChunk(n *vault.Note, terms map[string]int, anyCJK bool) (vault.Chunk, []span) {
+	best, bestDistinct, bestCount := -1, 0, 0
+	var bestSpans []span
+	for i, ch := range n.Chunks {
+		spans, distinct := ix.matchSpans(ch.Text, terms, anyCJK)
+		if distinct > bestDistinct || (distinct == bestDistinct && len(spans) > bestCount) {
+			best, bestDistinct, bestCount, bestSpans = i, distinct, len(spans), spans
+		}
+	}
+	if best < 0 {
+		return n.Chunks[0], nil
+	}
+	return n.Chunks[best], bestSpans
+}
+
+// matchSpans analyzes text with the index analyzers and returns the byte
+// spans of tokens matching a query term, and how many distinct terms hit.
+func (ix *Index) matchSpans(text string, terms map[string]int, anyCJK bool) ([]span, int) {
+	if len(terms) == 0 || text == "" {
+		return nil, 0
+	}
+	hit := make(map[string]bool)
+	var spans []span
+	for _, tok := range ix.textAn.Analyze([]byte(text)) {
+		if t, ok := matchTerm(string(tok.Term), terms); ok {
+			hit[t] = true
+			spans = append(spans, span{tok.Start, tok.End})
+		}
+	}
+	if anyCJK && hasCJK(text) {
+		for _, tok := range ix.cjkAn.Analyze([]byte(text)) {
+			if _, ok := terms[string(tok.Term)]; ok && hasCJK(string(tok.Term)) {
+				hit[string(tok.Term)] = true
+				spans = append(spans, span{tok.Start, tok.End})
+			}
+		}
+	}
+	return mergeSpans(spans), len(hit)
+}
+
+func matchTerm(tok string, terms map[string]int) (string, bool) {
+	if _, ok := terms[tok]; ok {
+		return tok, true
+	}
+	for t, f := range terms {
+		if f > 0 && withinDistance(tok, t, f) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// mergeSpans sorts spans and merges overlapping ones (CJK bigrams overlap).
+func mergeSpans(s []span) []span {
+	if len(s) < 2 {
+		return s
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].start < s[j].start })
+	out := s[:1]
+	for _, x := range s[1:] {
+		last := &out[len(out)-1]
+		if x.start <= last.end {
+			if x.end > last.end {
+				last.end = x.end
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// buildSnippet cuts a window of about width characters from text around
+// the densest run of spans, wraps the spans in "**" and collapses
+// whitespace. Without spans it returns the start of the text.
+func buildSnippet(text string, spans []span, width int) string {
+	// Rune offsets of the spans.
+	type rspan struct{ start, end int }
+	rs := make([]rspan, len(spans))
+	prevByte, prevRune := 0, 0
+	for i, s := range spans {
+		prevRune += utf8.RuneCountInString(text[prevByte:s.start])
+		prevByte = s.start
+		rs[i].start = prevRune
+		prevRune += utf8.RuneCountInString(text[prevByte:s.end])
+		prevByte = s.end
+		rs[i].end = prevRune
+	}
+	total := prevRune + utf8.RuneCountInString(text[prevByte:])
+
+	// Densest window: the start span whose following spans fit most
+	// within width.
+	ws := 0
+	if len(rs) > 0 {
+		bestI, bestN, j := 0, 0, 0
+		for i := range rs {
+			if j < i {
+				j = i
+			}
+			for j+1 < len(rs) && rs[j+1].end-rs[i].start <= width {
+				j++
+			}
+			if n := j - i + 1; n > bestN {
+				bestI, bestN = i, n
+			}
+		}
+		last := bestI
+		for last+1 < len(rs) && rs[last+1].end-rs[bestI].start <= width {
+			last++
+		}
+		covered := rs[last].end - rs[bestI].start
+		ws = rs[bestI].start - (width-covered)/2
+		if ws < 0 {
+			ws = 0
+		}
+	}
+	we := ws + width
+	if we > total {
+		we = total
+		if ws = we - width; ws < 0 {
+			ws = 0
+		}
+	}
+
+	runes := []rune(text)
+	// Snap to word boundaries, without moving more than a few characters
+	// and without cutting a match.
+	firstMatch, lastMatch := total, 0
+	for _, s := range rs {
+		if s.start >= ws && s.end <= we {
+			if s.start < firstMatch {
+				firstMatch = s.start
+			}
+			if s.end > lastMatch {
+				lastMatch = s.end
+			}
+		}
+	}
+	if ws > 0 {
+		for k := ws; k < ws+15 && k < len(runes) && k < firstMatch; k++ {
+			if unicode.IsSpace(runes[k-1]) {
+				ws = k
+				break
+			}
+		}
+	}
+	if we < total {
+		for k := we; k > we-15 && k > ws && k > lastMatch; k-- {
+			if unicode.IsSpace(runes[k]) {
+				we = k
+				break
+			}
+		}
+	}
+
+	opens := make(map[int]bool)
+	closes := make(map[int]bool)
+	for _, s := range rs {
+		if s.start >= ws && s.end <= we && s.end > s.start {
+			opens[s.start] = true
+			closes[s.end] = true
+		}
+	}
+	var b strings.Builder
+	if ws > 0 {
+		b.WriteString("…")
+	}
+	space := false
+	for k := ws; k <= we; k++ {
+		if closes[k] {
+			b.WriteString("**")
+		}
+		if k == we {
+			break
+		}
+		if opens[k] {
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteString("**")
+		}
+		r := runes[k]
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	out := strings.TrimSpace(b.String())
+	if we < total && out != "" {
+		out += "…"
+	}
+	return out
+}
+
+// withinDistance reports whether the Levenshtein distance of a and b is at
+// most k.
+func withinDistance(a, b string, k int) bool {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > k || -d > k {
+		return false
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > k {
+			return false
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)] <= k
+}
