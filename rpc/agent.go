@@ -1,0 +1,321 @@
+package rpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/reasoning"
+)
+
+// agentRun runs agent/run: the run's events become agent/update and
+// agent/message notifications, and the reply carries its result.
+// $/cancelRequest on the request stops the run like agent/stop; the reply
+// is then -32800 with the result as the error's data.
+func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResult, error) {
+	const method = MethodAgentRun
+	if strings.TrimSpace(p.Message) == "" {
+		return nil, required(method, "message", "the user's question or task")
+	}
+	for i, m := range p.History {
+		switch m.Role {
+		case llm.RoleUser, llm.RoleAssistant, llm.RoleSystem:
+		default:
+			return nil, &paramError{field: fmt.Sprintf("history[%d].role", i),
+				msg: fmt.Sprintf("must be user, assistant or system, got %q", m.Role)}
+		}
+	}
+	s.mu.Lock()
+	a, base, v := s.agent, s.settings, s.vault
+	s.mu.Unlock()
+	if a == nil || v == nil {
+		return nil, errShutDown
+	}
+	settings := base.merge(p.Settings)
+	if err := settings.validate(v.Root()); err != nil {
+		return nil, err
+	}
+	unknown := p.Settings.Unknown()
+	if len(unknown) > 0 {
+		s.log.Warn("agent/run: unknown settings ignored", "settings", strings.Join(unknown, ", "))
+	}
+	if p.Settings != nil && len(p.Settings.Excludes) > 0 {
+		s.log.Warn("agent/run: the excludes setting only applies at initialize; ignored for this run")
+	}
+	var model llm.Model
+	if o := p.Settings; o != nil && (o.Provider != "" || o.Model != "" || o.BaseURL != "") {
+		m, err := s.newModel(settings)
+		if err != nil {
+			return nil, err
+		}
+		model = m
+	}
+	runID := p.RunID
+	if runID == "" {
+		runID = newRunID()
+	}
+	cfg := settings.agentConfig()
+
+	runCtx, cancelRun := context.WithCancel(s.serveCtx)
+	defer cancelRun()
+	s.mu.Lock()
+	if _, dup := s.runs[runID]; dup {
+		s.mu.Unlock()
+		return nil, &paramError{field: "runId", msg: fmt.Sprintf("run %q is already active; pick another runId or omit it", runID)}
+	}
+	s.runs[runID] = &activeRun{cancel: cancelRun}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.runs, runID)
+		s.mu.Unlock()
+	}()
+
+	obs := reasoning.NewObserver(reasoning.Config{
+		Window:  settings.ReasoningWindow,
+		Planner: cfg.Planner,
+		Publish: func(content string) {
+			s.notify(NotifyAgentMessage, AgentMessageParams{RunID: runID, Content: content})
+		},
+	})
+	obs.Start(runCtx)
+	defer obs.Stop()
+
+	sinks := []agent.Sink{&updateSink{s: s, runID: runID}, obs}
+	if settings.Trace != "" {
+		tw, err := agent.CreateTrace(settings.Trace)
+		if err != nil {
+			return nil, &paramError{field: "settings.trace", msg: err.Error()}
+		}
+		defer func() {
+			if err := tw.Close(); err != nil {
+				s.log.Warn("writing the trace failed", "error", err)
+			}
+		}()
+		sinks = append(sinks, tw)
+	}
+
+	// The host cancelling the request stops the run at its next phase
+	// boundary; if the agent does not know the run (yet, or any more),
+	// cancel it outright.
+	stopOnCancel := context.AfterFunc(ctx, func() {
+		if err := a.Stop(runID); err != nil {
+			cancelRun()
+		}
+	})
+	defer stopOnCancel()
+
+	res, err := a.Run(runCtx, agent.RunRequest{
+		RunID:     runID,
+		SessionID: p.SessionID,
+		Message:   p.Message,
+		History:   p.History,
+		Config:    cfg,
+		Model:     model,
+	}, agent.Tee(sinks...))
+	obs.Stop()
+	if err != nil {
+		if errors.Is(err, agent.ErrDuplicateRun) {
+			return nil, &paramError{field: "runId", msg: fmt.Sprintf("run %q is already active", runID)}
+		}
+		return nil, fmt.Errorf("agent run %s: %w", runID, err)
+	}
+	out := &AgentRunResult{
+		RunID:           res.RunID,
+		Answer:          res.Answer,
+		Content:         obs.Content(),
+		StopReason:      res.StopReason,
+		Iterations:      res.Iterations,
+		ElapsedMs:       res.ElapsedMs,
+		Plan:            res.Plan,
+		Capsule:         res.Capsule,
+		Error:           res.Error,
+		UnknownSettings: unknown,
+	}
+	if out.RunID == "" {
+		out.RunID = runID
+	}
+	return out, nil
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run-" + hex.EncodeToString(b[:])
+}
+
+// agentStop runs agent/stop.
+func (s *Server) agentStop(ctx context.Context, p *AgentStopParams) (*AgentStopResult, error) {
+	if p.RunID == "" {
+		return nil, required(MethodAgentStop, "runId", "the runId of an active agent/run")
+	}
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	if a == nil {
+		return nil, errShutDown
+	}
+	if err := a.Stop(p.RunID); err != nil {
+		if errors.Is(err, agent.ErrUnknownRun) {
+			return &AgentStopResult{Stopped: false}, nil
+		}
+		return nil, err
+	}
+	return &AgentStopResult{Stopped: true}, nil
+}
+
+// agentInput runs agent/input.
+func (s *Server) agentInput(ctx context.Context, p *AgentInputParams) (*AgentInputResult, error) {
+	if p.RunID == "" {
+		return nil, required(MethodAgentInput, "runId", "the runId of the run that sent agent_request_input")
+	}
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	if a == nil {
+		return nil, errShutDown
+	}
+	if err := a.Input(p.RunID, p.Content); err != nil {
+		if errors.Is(err, agent.ErrUnknownRun) {
+			return &AgentInputResult{Accepted: false}, nil
+		}
+		return nil, err
+	}
+	return &AgentInputResult{Accepted: true}, nil
+}
+
+// updateSink maps a run's events to agent/update notifications. Emit is
+// called from the run's goroutine, in order.
+type updateSink struct {
+	s     *Server
+	runID string
+}
+
+func (u *updateSink) Emit(ev agent.Event) {
+	for _, p := range updatesFor(u.runID, ev) {
+		u.s.notify(NotifyAgentUpdate, p)
+	}
+}
+
+// updatesFor maps one event to its agent/update notifications (none for
+// events the protocol does not surface).
+func updatesFor(runID string, ev agent.Event) []AgentUpdateParams {
+	base := AgentUpdateParams{RunID: runID, Step: ev.Iteration}
+	one := func(p AgentUpdateParams) []AgentUpdateParams { return []AgentUpdateParams{p} }
+	switch ev.EventType {
+	case agent.EventRunStarted:
+		p, _ := payloadAs[agent.RunStartedPayload](ev.Payload)
+		base.UpdateType, base.Mode, base.MaxIterations = UpdateAgentStart, p.Mode, p.MaxIterations
+		return one(base)
+	case agent.EventTurnStarted:
+		if p, ok := payloadAs[agent.TurnStartedPayload](ev.Payload); ok && p.Iteration > 0 {
+			base.Step = p.Iteration
+		}
+		base.UpdateType = UpdateAgentTurnStart
+		return one(base)
+	case agent.EventReasonEmitted:
+		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		base.UpdateType, base.Content = UpdateAgentReason, p.Text
+		return one(base)
+	case agent.EventObserveEmitted:
+		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		base.UpdateType, base.Content = UpdateAgentObserve, p.Text
+		return one(base)
+	case agent.EventToolInvoked:
+		p, _ := payloadAs[agent.ToolInvokedPayload](ev.Payload)
+		base.UpdateType, base.Tool, base.CallID, base.Summary = UpdateToolStart, p.Tool, p.CallID, p.Summary
+		base.Arguments = validRaw(p.Arguments)
+		return one(base)
+	case agent.EventToolReturned:
+		p, _ := payloadAs[agent.ToolReturnedPayload](ev.Payload)
+		base.Tool, base.CallID, base.Summary, base.LatencyMs = p.Tool, p.CallID, p.Summary, p.LatencyMs
+		if p.Success {
+			base.UpdateType, base.Output = UpdateToolComplete, validRaw(p.Output)
+		} else {
+			base.UpdateType, base.Error = UpdateToolError, p.Error
+		}
+		return one(base)
+	case agent.EventPlanAuthored, agent.EventPlanUpdated:
+		p, _ := payloadAs[agent.PlanPayload](ev.Payload)
+		base.UpdateType, base.Plan = UpdatePlanUpdated, &p
+		return one(base)
+	case agent.EventPlanContinuation:
+		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		base.UpdateType, base.Content = UpdatePlanContinuation, p.Text
+		return one(base)
+	case agent.EventPlanReviewPending:
+		base.UpdateType = UpdatePlanReviewPending
+		if p, ok := payloadAs[agent.PlanPayload](ev.Payload); ok {
+			base.Plan = &p
+		}
+		return one(base)
+	case agent.EventInputRequested:
+		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		q := p.Text
+		if q == "" {
+			q, _ = p.Control["question"].(string)
+		}
+		base.UpdateType, base.Question = UpdateAgentRequestInput, q
+		return one(base)
+	case agent.EventInputTimeout:
+		base.UpdateType = UpdateAgentRequestInputTimeout
+		return one(base)
+	case agent.EventRunTerminated:
+		p, _ := payloadAs[agent.RunTerminatedPayload](ev.Payload)
+		base.StopReason, base.Iterations, base.ElapsedMs = p.StopReason, p.Iterations, p.ElapsedMs
+		var out []AgentUpdateParams
+		if p.StopReason == agent.StopStopped {
+			stopped := base
+			stopped.UpdateType = UpdateAgentStopped
+			out = append(out, stopped)
+		}
+		base.UpdateType, base.Error = UpdateAgentCompletion, p.Error
+		return append(out, base)
+	}
+	return nil
+}
+
+// payloadAs reads an event payload as T whether it is a T, a *T or JSON
+// (an event read back from a trace).
+func payloadAs[T any](v any) (T, bool) {
+	var zero T
+	switch p := v.(type) {
+	case T:
+		return p, true
+	case *T:
+		if p != nil {
+			return *p, true
+		}
+		return zero, false
+	case nil:
+		return zero, false
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return zero, false
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		return zero, false
+	}
+	return out, true
+}
+
+// validRaw returns raw if it is valid JSON, else raw as a JSON string, so
+// that a model's malformed arguments cannot break the notification.
+func validRaw(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}

@@ -1,0 +1,516 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Vault is the default vault folder, used when initialize has none.
+	Vault string
+	// Index is the default index folder; "" means search.DefaultPath.
+	Index string
+	// Codec is CodecHeader (default) or CodecLine.
+	Codec string
+	// MaxMessageBytes caps one incoming message (default 16 MiB). Larger
+	// messages are skipped without being buffered and answered with -32600.
+	MaxMessageBytes int64
+	// Logger receives the server's logs (the command points it at stderr).
+	// Warnings and errors are also forwarded to the host as
+	// window/logMessage.
+	Logger *slog.Logger
+	// Version is reported in serverInfo.
+	Version string
+	// DefaultSettings are overridden by initialize's settings.
+	DefaultSettings Settings
+	// APIKey is the model provider's key (the command reads it from
+	// OPENAI_API_KEY). It never appears in logs, errors or notifications.
+	APIKey string
+	// Model, when set, is the agent's default model instead of the one the
+	// provider settings describe (tests, embedding). A run whose settings
+	// name a provider, model or baseUrl still gets its own.
+	Model llm.Model
+	// InMemoryIndex keeps the index in memory instead of on disk (tests,
+	// benchmarks).
+	InMemoryIndex bool
+	// ShutdownTimeout bounds how long Serve waits for handlers and runs
+	// to finish once the connection ends (default 10s).
+	ShutdownTimeout time.Duration
+}
+
+// Server states.
+const (
+	stateNew = iota
+	stateInitializing
+	stateReady
+	stateShutdown
+)
+
+// Server is the JSON-RPC server of one host connection. Create it with New
+// and call Serve once.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	host *hostLog
+
+	served atomic.Bool
+
+	// serveCtx lives as long as Serve; runs and the watcher derive from it.
+	// Set before the connection starts reading, never changed after.
+	serveCtx context.Context
+	conn     *jsonrpc2.Conn
+
+	cancels canceller
+	queue   asyncQueue
+	wg      sync.WaitGroup // handler goroutines
+
+	exitOnce sync.Once
+	exitCh   chan struct{}
+
+	// mu guards the fields below.
+	mu           sync.Mutex
+	state        int
+	gotShutdown  bool
+	vault        *vault.Vault
+	index        *search.Index
+	agent        *agent.Agent
+	settings     Settings // DefaultSettings + initialize's
+	runs         map[string]*activeRun
+	indexOpsBusy bool // a vault/reindex is running
+
+	// testHook, when set, is called by dispatch for methods whose name
+	// starts with "test/" (tests only: panics, slow quick requests).
+	testHook func(ctx context.Context, method string) (any, error)
+}
+
+// activeRun is an agent/run in flight.
+type activeRun struct {
+	cancel context.CancelFunc
+}
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.Codec == "" {
+		cfg.Codec = CodecHeader
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	s := &Server{
+		cfg:    cfg,
+		exitCh: make(chan struct{}),
+		runs:   map[string]*activeRun{},
+	}
+	s.host = newHostLog(s)
+	s.log = slog.New(teeHandler{inner: cfg.Logger.Handler(), host: s.host}).With("component", "rpc")
+	s.cancels.requests = map[jsonrpc2.ID]*inflight{}
+	return s
+}
+
+// Serve speaks JSON-RPC on in and out until the host sends exit, closes its
+// end (EOF), stops reading our output, or ctx is done. It then cancels
+// every request and run, waits for them (bounded by ShutdownTimeout),
+// stops the watcher and closes the index.
+//
+// Serve returns nil after exit preceded by shutdown and on a closed
+// connection, ErrExitWithoutShutdown after exit without shutdown, and an
+// error when the codec is unknown or Serve was already called. Only
+// protocol bytes are written to out.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	if s.cfg.Codec != CodecHeader && s.cfg.Codec != CodecLine {
+		return fmt.Errorf("rpc: unknown codec %q (want %s or %s)", s.cfg.Codec, CodecHeader, CodecLine)
+	}
+	if !s.served.CompareAndSwap(false, true) {
+		return errors.New("rpc: Serve called twice")
+	}
+	serveCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.serveCtx = serveCtx
+
+	st := newStream(in, out, s.cfg.Codec, s.cfg.MaxMessageBytes, s.log.With("component", "rpc.stream"))
+	broken := make(chan error, 1)
+	st.onWriteError = func(err error) {
+		select {
+		case broken <- err:
+		default:
+		}
+	}
+	s.queue.wg = &s.wg
+	s.queue.log = s.log
+	s.queue.slow = func(method string) bool {
+		m, ok := lookupMethod(method)
+		return ok && m.Slow
+	}
+	chain := cancelHandler(&s.cancels, s.log,
+		asyncHandler(&s.queue,
+			mustReplyHandler(s.log, s.dispatch)))
+
+	s.host.start()
+	conn := jsonrpc2.NewConn(serveCtx, st, &connHandler{chain: chain, log: s.log},
+		jsonrpc2.SetLogger(printfLogger{s.log.With("component", "jsonrpc2")}))
+	s.mu.Lock()
+	s.conn = conn
+	s.mu.Unlock()
+	s.log.Info("serving", "codec", s.cfg.Codec, "version", s.cfg.Version)
+
+	var result error
+	select {
+	case <-conn.DisconnectNotify():
+		s.log.Info("host closed the connection; shutting down")
+	case <-s.exitCh:
+		s.mu.Lock()
+		if !s.gotShutdown {
+			result = ErrExitWithoutShutdown
+		}
+		s.mu.Unlock()
+		s.log.Info("exit received", "afterShutdown", result == nil)
+	case err := <-broken:
+		s.log.Warn("cannot write to the host; shutting down", "error", err)
+	case <-ctx.Done():
+		s.log.Info("context done; shutting down", "error", ctx.Err())
+	}
+
+	// Stop everything: runs and requests see their contexts cancelled.
+	cancel()
+	s.stopRuns()
+	conn.Close()
+	if !waitTimeout(&s.wg, s.cfg.ShutdownTimeout) {
+		s.log.Error("handlers still running after the shutdown timeout; closing anyway", "timeout", s.cfg.ShutdownTimeout)
+	}
+	s.host.stop()
+	s.closeResources()
+	return result
+}
+
+// closeResources closes the agent and the index (which stops the watcher).
+func (s *Server) closeResources() {
+	s.mu.Lock()
+	a, idx := s.agent, s.index
+	s.agent, s.index, s.vault = nil, nil, nil
+	s.mu.Unlock()
+	if a != nil {
+		if err := a.Close(); err != nil {
+			s.log.Warn("closing the agent", "error", err)
+		}
+	}
+	if idx != nil {
+		if err := idx.Close(); err != nil {
+			s.log.Warn("closing the index", "error", err)
+		}
+	}
+}
+
+func (s *Server) stopRuns() {
+	s.mu.Lock()
+	runs := make([]*activeRun, 0, len(s.runs))
+	for _, r := range s.runs {
+		runs = append(runs, r)
+	}
+	a := s.agent
+	ids := make([]string, 0, len(s.runs))
+	for id := range s.runs {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		if a != nil {
+			_ = a.Stop(id)
+		}
+	}
+	for _, r := range runs {
+		r.cancel()
+	}
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// notify sends a notification to the host. Errors (a closed connection)
+// are dropped: notifications are best effort.
+func (s *Server) notify(method string, params any) {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	if err := conn.Notify(context.Background(), method, params); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		s.cfg.Logger.Debug("notification not sent", "method", method, "error", err)
+	}
+}
+
+// checkState refuses requests the lifecycle does not allow.
+func (s *Server) checkState(method string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateNew, stateInitializing:
+		if method == MethodInitialize || method == MethodShutdown {
+			return nil
+		}
+		if s.state == stateInitializing {
+			return fmt.Errorf("%w: initialize is still running; wait for its response before sending %s", errNotInitialized, method)
+		}
+		return fmt.Errorf("%w: send initialize with {\"vault\": \"/path/to/vault\"} before %s", errNotInitialized, method)
+	case stateShutdown:
+		return fmt.Errorf("%w: %s refused after shutdown; send exit", errShutDown, method)
+	}
+	return nil
+}
+
+// dispatch is the one switch from method names to typed handlers. It runs
+// on the request's own goroutine (see asyncHandler).
+func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) error {
+	if req.Notif {
+		switch req.Method {
+		case MethodExit:
+			s.exitOnce.Do(func() { close(s.exitCh) })
+		default:
+			if _, ok := lookupMethod(req.Method); ok {
+				s.log.Warn("request sent as a notification (no id) was ignored: add an id to get a reply", "method", req.Method)
+			} else if !strings.HasPrefix(req.Method, "$/") {
+				s.log.Warn("unknown notification ignored", "method", truncate(req.Method, 80))
+			}
+		}
+		return nil
+	}
+	if req.Method == MethodExit {
+		s.exitOnce.Do(func() { close(s.exitCh) })
+		return reply(ctx, nil, nil)
+	}
+	if _, known := lookupMethod(req.Method); known || strings.HasPrefix(req.Method, "test/") {
+		if err := s.checkState(req.Method); err != nil {
+			return reply(ctx, nil, err)
+		}
+	}
+	switch req.Method {
+	case MethodInitialize:
+		return handle(ctx, reply, req, true, s.initialize)
+	case MethodShutdown:
+		return handle(ctx, reply, req, false, s.shutdown)
+	case MethodVaultSearch:
+		return handle(ctx, reply, req, false, s.search)
+	case MethodVaultReadNote:
+		return handle(ctx, reply, req, false, s.readNote)
+	case MethodVaultStatus:
+		return handle(ctx, reply, req, false, s.status)
+	case MethodVaultReindex:
+		return handle(ctx, reply, req, false, s.reindex)
+	case MethodAgentRun:
+		return handle(ctx, reply, req, false, s.agentRun)
+	case MethodAgentStop:
+		return handle(ctx, reply, req, false, s.agentStop)
+	case MethodAgentInput:
+		return handle(ctx, reply, req, false, s.agentInput)
+	}
+	if s.testHook != nil && strings.HasPrefix(req.Method, "test/") {
+		res, err := s.testHook(ctx, req.Method)
+		return reply(ctx, res, err)
+	}
+	return reply(ctx, nil, methodNotFound(req.Method))
+}
+
+// noParams is the params type of methods without params.
+type noParams struct{}
+
+// handle decodes the params, calls the typed method and replies. A result
+// returned with an error is kept for the reply (agent/run's partial
+// result rides along a cancellation).
+func handle[P, R any](ctx context.Context, reply replyFunc, req *jsonrpc2.Request, lenient bool,
+	fn func(context.Context, *P) (*R, error)) error {
+	var p P
+	unknown, err := decodeParams(req.Method, req.Params, &p, lenient)
+	if err != nil {
+		return reply(ctx, nil, err)
+	}
+	if len(unknown) > 0 {
+		ctx = context.WithValue(ctx, unknownFieldsKey{}, unknown)
+	}
+	res, err := fn(ctx, &p)
+	if err != nil {
+		if res != nil {
+			return reply(ctx, res, err)
+		}
+		return reply(ctx, nil, err)
+	}
+	return reply(ctx, res, nil)
+}
+
+type unknownFieldsKey struct{}
+
+func unknownFields(ctx context.Context) []string {
+	u, _ := ctx.Value(unknownFieldsKey{}).([]string)
+	return u
+}
+
+// shutdown stops every run and refuses later requests.
+func (s *Server) shutdown(ctx context.Context, _ *noParams) (*struct{}, error) {
+	s.mu.Lock()
+	s.state = stateShutdown
+	s.gotShutdown = true
+	s.mu.Unlock()
+	s.stopRuns()
+	s.log.Info("shutdown received")
+	return nil, nil
+}
+
+// printfLogger adapts slog to jsonrpc2.Logger.
+type printfLogger struct{ log *slog.Logger }
+
+func (l printfLogger) Printf(format string, v ...any) {
+	l.log.Debug(strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
+// hostLog forwards warnings and errors to the host as window/logMessage,
+// from its own goroutine so that logging never blocks on (or re-enters)
+// the connection. Messages beyond its buffer are dropped.
+type hostLog struct {
+	s    *Server
+	ch   chan LogMessageParams
+	done chan struct{}
+	// mu guards running.
+	mu      sync.Mutex
+	running bool
+}
+
+func newHostLog(s *Server) *hostLog {
+	return &hostLog{s: s, ch: make(chan LogMessageParams, 64), done: make(chan struct{})}
+}
+
+func (h *hostLog) start() {
+	h.mu.Lock()
+	h.running = true
+	h.mu.Unlock()
+	go func() {
+		defer close(h.done)
+		for m := range h.ch {
+			h.s.notify(NotifyLogMessage, m)
+		}
+	}()
+}
+
+func (h *hostLog) send(m LogMessageParams) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.running {
+		return
+	}
+	select {
+	case h.ch <- m:
+	default:
+	}
+}
+
+func (h *hostLog) stop() {
+	h.mu.Lock()
+	was := h.running
+	h.running = false
+	if was {
+		close(h.ch)
+	}
+	h.mu.Unlock()
+	if was {
+		<-h.done
+	}
+}
+
+// teeHandler logs to inner and forwards records at Warn and above to the
+// host.
+type teeHandler struct {
+	inner slog.Handler
+	host  *hostLog
+	attrs []slog.Attr
+}
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn || t.inner.Enabled(ctx, l)
+}
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	var err error
+	if t.inner.Enabled(ctx, r.Level) {
+		err = t.inner.Handle(ctx, r)
+	}
+	if r.Level >= slog.LevelWarn {
+		typ := LogWarning
+		if r.Level >= slog.LevelError {
+			typ = LogError
+		}
+		var b strings.Builder
+		b.WriteString(r.Message)
+		add := func(a slog.Attr) bool {
+			if a.Key == "component" || a.Key == "stack" {
+				return true
+			}
+			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+			return true
+		}
+		for _, a := range t.attrs {
+			add(a)
+		}
+		r.Attrs(add)
+		t.host.send(LogMessageParams{Type: typ, Message: b.String()})
+	}
+	return err
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return teeHandler{inner: t.inner.WithAttrs(as), host: t.host, attrs: append(append([]slog.Attr(nil), t.attrs...), as...)}
+}
+
+func (t teeHandler) WithGroup(name string) slog.Handler {
+	return teeHandler{inner: t.inner.WithGroup(name), host: t.host, attrs: t.attrs}
+}
+
+// marshalRaw is json.Marshal for notification payload pieces.
+func marshalRaw(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
