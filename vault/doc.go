@@ -1,0 +1,17 @@
+// Package vault reads an Obsidian-style markdown vault: it finds the notes
+// (skipping dot-folders and user excludes), parses each note (frontmatter,
+// tags, headings, wikilinks, embeds, markdown links, heading-delimited
+// chunks), resolves every path a host or a model sends safely inside the
+// vault, looks notes up by what a person would type, and watches the vault
+// with fsnotify so an index can stay fresh.
+//
+// The vault is read-only to this package: nothing here creates, writes,
+// renames or deletes a file in it. Paths crossing the package boundary are
+// vault-relative slash paths ("projects/Alpha.md"); absolute paths, ".."
+// escapes, NUL bytes and symlinks leaving the vault are refused with
+// ErrUnsafePath. Parsing never fails and never panics: a note with broken
+// frontmatter is still indexed from its body.
+//
+// The package knows nothing about the search index, JSON-RPC or the agent;
+// package search builds on Walk, ReadNote/Parse and Watch.
+package vault
