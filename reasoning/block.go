@@ -29,7 +29,9 @@ type Config struct {
 	MaxStepLen int
 
 	// Publish receives the whole host message (marker + answer so far)
-	// whenever it changed since the previous call. Calls never overlap.
+	// whenever it changed since the previous call. Calls never overlap; they
+	// come from Emit (the run's goroutine) or the timer goroutine, so
+	// Publish must not block for long.
 	Publish func(content string)
 	// OnStep receives every new step as it is added (the CLI prints it).
 	OnStep func(step string)

@@ -198,12 +198,12 @@ func TestBlockConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < 200; i++ {
+			for i := 0; i < 100; i++ {
 				b.AddStep("step")
 				clk.Advance(time.Millisecond)
 				_ = b.Content()
 				_ = b.Elapsed()
-				if i == 150 {
+				if i == 90 {
 					b.AppendAnswer("x")
 				}
 			}
@@ -211,8 +211,8 @@ func TestBlockConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	b.Complete("")
-	if n := len(b.Steps()); n != 800 {
-		t.Errorf("%d steps, want 800", n)
+	if n := len(b.Steps()); n != 400 {
+		t.Errorf("%d steps, want 400", n)
 	}
 	if a := b.Answer(); a != strings.Repeat("x", 4) {
 		t.Errorf("answer = %q", a)

@@ -49,6 +49,8 @@ type Observer struct {
 	done    chan struct{}
 }
 
+var _ agent.Sink = (*Observer)(nil)
+
 // NewObserver returns an Observer over a new Block built from cfg.
 func NewObserver(cfg Config) *Observer {
 	cfg = cfg.withDefaults()
