@@ -21,12 +21,12 @@ var smallVault = map[string]string{
 	"projects/Alpha/Plan.md": joinLines("---", "tags: project", "---", "# Alpha plan", "## Milestones",
 		"The database migration happens in March.", "We decided to postpone the migration of the billing service.",
 		"Unrelated filler text about gardening and tomatoes."),
-	"projects/Beta/Notes.md": joinLines("#project", "Beta is about the mobile app.", "The migration plan for Alpha is elsewhere."),
-	"journal/2024-03-01.md":  joinLines("Went running. Thought about the starter for the bread."),
-	"日本/東京.md":               joinLines("# 東京タワー", "東京タワーは高さ333メートルの電波塔です。夜景がとても綺麗でした。"),
-	"中文/机器学习.md":             joinLines("# 机器学习笔记", "机器学习是人工智能的一个分支。深度学习使用神经网络。"),
-	".trash/Sourdough old.md":  joinLines("# Sourdough old", "sourdough starter sourdough starter"),
-	".obsidian/workspace.md":   "sourdough",
+	"projects/Beta/Notes.md":  joinLines("#project", "Beta is about the mobile app.", "The migration plan for Alpha is elsewhere."),
+	"journal/2024-03-01.md":   joinLines("Went running. Thought about the starter for the bread."),
+	"日本/東京.md":                joinLines("# 東京タワー", "東京タワーは高さ333メートルの電波塔です。夜景がとても綺麗でした。"),
+	"中文/机器学习.md":              joinLines("# 机器学习笔记", "机器学习是人工智能的一个分支。深度学习使用神经网络。"),
+	".trash/Sourdough old.md": joinLines("# Sourdough old", "sourdough starter sourdough starter"),
+	".obsidian/workspace.md":  "sourdough",
 }
 
 func TestSearchSmallVault(t *testing.T) {

@@ -81,7 +81,25 @@ func (ix *Index) matchSpans(text string, terms map[string]int, anyCJK bool) ([]s
 			}
 		}
 	}
-	return mergeSpans(spans), len(hit)
+	return joinSpans(text, mergeSpans(spans)), len(hit)
+}
+
+// joinSpans joins matches separated only by spaces, so a matched phrase is
+// highlighted as one: "**rye flour**".
+func joinSpans(text string, s []span) []span {
+	if len(s) < 2 {
+		return s
+	}
+	out := s[:1]
+	for _, x := range s[1:] {
+		last := &out[len(out)-1]
+		if gap := text[last.end:x.start]; gap != "" && strings.Trim(gap, " \t") == "" {
+			last.end = x.end
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 func matchTerm(tok string, terms map[string]int) (string, bool) {

@@ -1,0 +1,362 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// equivQueries are run against an index and a fresh one to compare them.
+var equivQueries = []string{
+	"sourdough", "starter", "migration", "tag:recipe", "tag:project", "path:projects/", "file:plan",
+	`"rye flour"`, "new", "changed", "cafe", "東京", "brand", "moved", "-tag:recipe",
+}
+
+// assertSameAsFresh checks that ix holds exactly what a fresh in-memory
+// index over dir holds: the same notes with the same metadata, and the same
+// result sets for equivQueries (plus any extra queries).
+func assertSameAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
+	t.Helper()
+	fresh := openIndex(t, dir, "")
+	if got, want := ix.Paths(), fresh.Paths(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("paths differ from a fresh index:\n got %v\nwant %v", got, want)
+	}
+	for _, p := range fresh.Paths() {
+		a, _ := ix.Note(p)
+		b, _ := fresh.Note(p)
+		if a.Hash != b.Hash || a.Title != b.Title || !reflect.DeepEqual(a.Tags, b.Tags) || !a.MTime.Equal(b.MTime) || a.Size != b.Size {
+			t.Errorf("note %s differs:\n got %+v\nwant %+v", p, a, b)
+		}
+	}
+	for _, q := range append(equivQueries, extra...) {
+		got := search(t, ix, Request{Query: q, Limit: 100})
+		want := search(t, fresh, Request{Query: q, Limit: 100})
+		if !reflect.DeepEqual(sortedPaths(got), sortedPaths(want)) || got.Total != want.Total {
+			t.Errorf("query %q: got %v (total %d), fresh index %v (total %d)", q, sortedPaths(got), got.Total, sortedPaths(want), want.Total)
+		}
+	}
+	if ix.Count() != fresh.Count() {
+		t.Errorf("Count = %d, fresh %d", ix.Count(), fresh.Count())
+	}
+}
+
+func openDisk(t *testing.T, dir, idxPath string) (*Index, SyncStats) {
+	t.Helper()
+	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 3})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	st, err := ix.Sync(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	return ix, st
+}
+
+func TestSyncPersistent(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+
+	var progress [][2]int
+	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ix.Sync(context.Background(), func(done, total int) { progress = append(progress, [2]int{done, total}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added != 9 || st.Rebuilt || st.Updated+st.Removed+st.Failed != 0 {
+		t.Errorf("first sync: %+v", st)
+	}
+	if len(progress) < 2 || progress[0] != [2]int{0, 9} || progress[len(progress)-1] != [2]int{9, 9} {
+		t.Errorf("progress = %v", progress)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopen unchanged: nothing is read or written.
+	ix, st = openDisk(t, dir, idxPath)
+	if st.Unchanged != 9 || st.Added+st.Updated+st.Removed != 0 || st.Rebuilt {
+		t.Errorf("reopen sync: %+v", st)
+	}
+	if r := search(t, ix, Request{Query: "sourdough"}); len(r.Results) == 0 || r.Results[0].Path != "recipes/Sourdough Bread.md" || r.Results[0].Title != "Sourdough Bread" {
+		t.Errorf("search after reopen: %+v", r.Results)
+	}
+	ix.Close()
+
+	// Change the disk behind the index's back.
+	writeFile(t, dir, "new/Brand new.md", "# Brand new\nA new note.\n")
+	writeFile(t, dir, "projects/Beta/Notes.md", "#project\nBeta changed completely.\n")
+	os.Remove(filepath.Join(dir, "journal", "2024-03-01.md"))
+	touched := filepath.Join(dir, "recipes", "Rye Crackers.md")
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(touched, later, later)
+
+	ix, st = openDisk(t, dir, idxPath)
+	want := SyncStats{Added: 1, Updated: 1, Removed: 1, Unchanged: 7}
+	st.Took = 0
+	if st != want {
+		t.Errorf("sync after changes = %+v, want %+v", st, want)
+	}
+	if m, _ := ix.Note("recipes/Rye Crackers.md"); !m.MTime.Equal(later) {
+		t.Errorf("touched note mtime = %v, want %v", m.MTime, later)
+	}
+	assertSameAsFresh(t, ix, dir)
+	ix.Close()
+
+	// And the state record survived: reopening is a no-op again.
+	ix, st = openDisk(t, dir, idxPath)
+	if st.Unchanged != 9 || st.Added+st.Updated+st.Removed != 0 {
+		t.Errorf("second reopen: %+v", st)
+	}
+	assertSameAsFresh(t, ix, dir)
+}
+
+func TestRebuild(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	for _, path := range []string{"", filepath.Join(t.TempDir(), "idx")} {
+		ix, _ := openDisk(t, dir, path)
+		st, err := ix.Rebuild(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Rebuilt || st.Added != 9 || st.Reason == "" {
+			t.Errorf("Rebuild(%q) = %+v", path, st)
+		}
+		assertSameAsFresh(t, ix, dir)
+	}
+}
+
+func TestCorruptIndexRebuilds(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, idxPath string)
+	}{
+		{"truncated segment", func(t *testing.T, idxPath string) {
+			segs, _ := filepath.Glob(filepath.Join(idxPath, "store", "*.zap"))
+			if len(segs) == 0 {
+				t.Fatal("no segment files")
+			}
+			for _, s := range segs {
+				st, _ := os.Stat(s)
+				if err := os.Truncate(s, st.Size()/2); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"garbage root.bolt", func(t *testing.T, idxPath string) {
+			if err := os.WriteFile(filepath.Join(idxPath, "store", "root.bolt"), []byte(strings.Repeat("garbage!", 1000)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"garbage index_meta.json", func(t *testing.T, idxPath string) {
+			if err := os.WriteFile(filepath.Join(idxPath, "index_meta.json"), []byte("{not json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"missing store", func(t *testing.T, idxPath string) {
+			if err := os.RemoveAll(filepath.Join(idxPath, "store")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeVault(t, smallVault)
+			idxPath := filepath.Join(t.TempDir(), "idx")
+			ix, _ := openDisk(t, dir, idxPath)
+			ix.Close()
+			tt.damage(t, idxPath)
+
+			ix, st := openDisk(t, dir, idxPath)
+			if !st.Rebuilt || st.Reason == "" || st.Added != 9 {
+				t.Fatalf("sync after damage = %+v, want a rebuild with a reason", st)
+			}
+			t.Logf("reason: %s", st.Reason)
+			assertSameAsFresh(t, ix, dir)
+		})
+	}
+}
+
+func TestSchemaMismatchRebuilds(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, _ := openDisk(t, dir, idxPath)
+	ix.Close()
+
+	raw, err := bleve.OpenUsing(idxPath, map[string]interface{}{"unsafe_batch": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.SetInternal(keySchema, []byte("vault-agent-search/0/old")); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	ix, st := openDisk(t, dir, idxPath)
+	if !st.Rebuilt || !strings.Contains(st.Reason, "schema") || st.Added != 9 {
+		t.Fatalf("sync = %+v, want a schema rebuild", st)
+	}
+	assertSameAsFresh(t, ix, dir)
+}
+
+func TestOtherVaultRebuilds(t *testing.T) {
+	dirA := writeVault(t, smallVault)
+	dirB := writeVault(t, map[string]string{"only.md": "# Only\n"})
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, _ := openDisk(t, dirA, idxPath)
+	ix.Close()
+	ix, st := openDisk(t, dirB, idxPath)
+	if !st.Rebuilt || !strings.Contains(st.Reason, "vault") || ix.Count() != 1 {
+		t.Fatalf("sync = %+v, count %d", st, ix.Count())
+	}
+}
+
+func TestSecondOpenerLocked(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, _ := openDisk(t, dir, idxPath)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir)})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "another vault-agent") {
+			t.Fatalf("second Open err = %v, want ErrLocked with a clear message", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("second Open hangs")
+	}
+	// The first one is unaffected, and after Close the index opens again.
+	if r := search(t, ix, Request{Query: "sourdough"}); len(r.Results) == 0 {
+		t.Fatal("first index broken")
+	}
+	ix.Close()
+	ix2, st := openDisk(t, dir, idxPath)
+	if st.Unchanged != 9 || ix2.Count() != 9 {
+		t.Fatalf("reopen after close: %+v", st)
+	}
+}
+
+func TestIndexPathChecks(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	v := openVault(t, dir)
+	notIndex := t.TempDir()
+	writeFile(t, notIndex, "precious.txt", "do not delete")
+	tests := []struct {
+		path string
+		want string
+	}{
+		{filepath.Join(dir, ".index"), "inside the vault"},
+		{dir, "inside the vault"},
+		{notIndex, "not a vault-agent index"},
+	}
+	for _, tt := range tests {
+		_, err := Open(context.Background(), Options{Path: tt.path, Vault: v})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%s) err = %v, want %q", tt.path, err, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(notIndex, "precious.txt")); err != nil {
+		t.Errorf("foreign file touched: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".index")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("index dir created inside the vault")
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	a, err := DefaultPath("/some/where/My Vault!")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := DefaultPath("/other/My Vault!")
+	if a == b || !strings.Contains(filepath.Base(a), "My_Vault-") || filepath.Base(filepath.Dir(a)) != "vault-agent" {
+		t.Errorf("DefaultPath = %s, %s", a, b)
+	}
+	if c, _ := DefaultPath("/some/where/My Vault!/"); c != a {
+		t.Errorf("DefaultPath not stable: %s vs %s", c, a)
+	}
+}
+
+func TestApply(t *testing.T) {
+	for _, path := range []string{"", "disk"} {
+		t.Run("path="+path, func(t *testing.T) {
+			dir := writeVault(t, smallVault)
+			if path != "" {
+				path = filepath.Join(t.TempDir(), "idx")
+			}
+			ix, _ := openDisk(t, dir, path)
+			ch, unsub := ix.Subscribe()
+			defer unsub()
+			apply := func(changes ...vault.Change) {
+				t.Helper()
+				if err := ix.Apply(context.Background(), vault.Batch{Changes: changes}); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-ch:
+				default:
+					t.Fatal("no Subscribe signal after Apply")
+				}
+			}
+
+			writeFile(t, dir, "new/Brand new.md", "# Brand new\nA new note.\n")
+			apply(vault.Change{Path: "new/Brand new.md"})
+			if r := search(t, ix, Request{Query: "brand"}); len(r.Results) != 1 {
+				t.Fatalf("created note not found: %v", paths(r))
+			}
+
+			writeFile(t, dir, "recipes/Rye Crackers.md", "# Rye Crackers\nchanged text\n")
+			os.Remove(filepath.Join(dir, "journal", "2024-03-01.md"))
+			apply(vault.Change{Path: "recipes/Rye Crackers.md"}, vault.Change{Path: "journal/2024-03-01.md", Removed: true})
+			assertSameAsFresh(t, ix, dir)
+
+			// Removed flag on a path that exists again (coalesced atomic save).
+			writeFile(t, dir, "recipes/Café au lait.md", "#recipe/drink\nmoved on to tea\n")
+			apply(vault.Change{Path: "recipes/Café au lait.md", Removed: true})
+			assertSameAsFresh(t, ix, dir)
+
+			// Folder renamed: old folder gone, new folder appears.
+			if err := os.Rename(filepath.Join(dir, "projects"), filepath.Join(dir, "moved")); err != nil {
+				t.Fatal(err)
+			}
+			apply(vault.Change{Path: "projects", Removed: true}, vault.Change{Path: "moved"})
+			assertSameAsFresh(t, ix, dir, "path:moved/")
+
+			// Folder deleted.
+			os.RemoveAll(filepath.Join(dir, "recipes"))
+			apply(vault.Change{Path: "recipes", Removed: true})
+			assertSameAsFresh(t, ix, dir)
+
+			// Ignored paths and escapes do nothing.
+			writeFile(t, dir, ".trash/x.md", "sourdough")
+			apply(vault.Change{Path: ".trash/x.md"}, vault.Change{Path: "../outside.md"})
+			assertSameAsFresh(t, ix, dir)
+
+			// Rescan.
+			writeFile(t, dir, "late.md", "late arrival")
+			apply(vault.Change{Path: "unrelated.md"})
+			if err := ix.Apply(context.Background(), vault.Batch{Rescan: true, Reason: "overflow"}); err != nil {
+				t.Fatal(err)
+			}
+			assertSameAsFresh(t, ix, dir, "late")
+		})
+	}
+}
