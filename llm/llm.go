@@ -1,8 +1,3 @@
-// Package llm defines the small model interface every agent loop uses, and
-// its implementations: an OpenAI-compatible provider, the offline extractive
-// model and the scripted model that plays fixture turns.
-//
-// The package knows nothing about the vault, the agent loop or JSON-RPC.
 package llm
 
 import (
