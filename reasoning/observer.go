@@ -259,9 +259,14 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		// The text answer was held back because the plan is unfinished.
 		o.discard()
 		o.continuations++
-		p, _ := payload[agent.TextPayload](ev.Payload)
-		k := controlInt(p.Control, o.continuations, "count", "continuation", "attempt")
-		limit := controlInt(p.Control, defaultMaxContinuations, "max", "maxContinuations")
+		p, _ := payload[agent.PlanContinuationPayload](ev.Payload)
+		k, limit := p.Attempt, p.Max
+		if k <= 0 {
+			k = o.continuations
+		}
+		if limit <= 0 {
+			limit = defaultMaxContinuations
+		}
 		add(fmt.Sprintf("Plan not finished; continuing (%d/%d)", k, limit))
 
 	case agent.EventPlanReviewPending:
@@ -406,23 +411,6 @@ func controlText(p agent.TextPayload, key string) string {
 		}
 	}
 	return p.Text
-}
-
-// controlInt returns the first positive number found under keys, or def.
-func controlInt(c map[string]any, def int, keys ...string) int {
-	for _, k := range keys {
-		switch v := c[k].(type) {
-		case float64:
-			if v > 0 {
-				return int(v)
-			}
-		case int:
-			if v > 0 {
-				return v
-			}
-		}
-	}
-	return def
 }
 
 func orDefault(s, def string) string {

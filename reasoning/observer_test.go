@@ -209,11 +209,11 @@ func TestObserverSteps(t *testing.T) {
 			ev(agent.EventReasonEmitted, agent.TextPayload{Control: map[string]any{"plan": []any{"search", "read"}}}),
 		}, []string{"Search for the budget note.", "Need the latest figures.", "The note lists Q3 numbers.", "search; read"}},
 		{"continuations count and reset", true, []agent.Event{
-			ev(agent.EventPlanContinuation, agent.TextPayload{Text: "x"}),
-			ev(agent.EventPlanContinuation, agent.TextPayload{Text: "x"}),
+			ev(agent.EventPlanContinuation, agent.PlanContinuationPayload{Text: "x"}),
+			ev(agent.EventPlanContinuation, agent.PlanContinuationPayload{Text: "x"}),
 			ev(agent.EventPlanUpdated, agent.PlanPayload{Revision: 2, Summary: "Plan r2"}),
-			ev(agent.EventPlanContinuation, agent.TextPayload{}),
-			ev(agent.EventPlanContinuation, agent.TextPayload{Control: map[string]any{"count": 4.0, "max": 7.0}}),
+			ev(agent.EventPlanContinuation, nil),
+			ev(agent.EventPlanContinuation, agent.PlanContinuationPayload{Attempt: 4, Max: 7, Remaining: 2}),
 		}, []string{
 			"Plan not finished; continuing (1/5)", "Plan not finished; continuing (2/5)", "[Plan] Plan r2",
 			"Plan not finished; continuing (1/5)", "Plan not finished; continuing (4/7)",
@@ -311,7 +311,7 @@ func TestObserverDiscardsStreamedTextBeforeToolCalls(t *testing.T) {
 	o.Emit(ev(agent.EventTurnStarted, agent.TurnStartedPayload{Iteration: 2}))
 	o.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "Premature answer"}))
 	o.Emit(ev(agent.EventModelResponded, agent.ModelRespondedPayload{Response: llm.Response{Content: "Premature answer"}}))
-	o.Emit(ev(agent.EventPlanContinuation, agent.TextPayload{Text: "Premature answer"}))
+	o.Emit(ev(agent.EventPlanContinuation, agent.PlanContinuationPayload{Attempt: 1, Max: 5, Text: "Premature answer"}))
 	if m, rest := rec.last(t); m.Status != StatusReasoning || rest != "" {
 		t.Fatalf("after continuation: %+v %q", m, rest)
 	}
