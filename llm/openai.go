@@ -128,6 +128,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		hc = &http.Client{}
 	}
 	oc.HTTPClient = captureDoer{hc}
+	// go-openai fails a stream after 300 non-data lines in a row; servers
+	// that send SSE keep-alive comments while a model thinks can exceed it.
+	oc.EmptyMessagesLimit = 100000
 	o := &OpenAI{
 		client:     openai.NewClientWithConfig(oc),
 		model:      cfg.Model,
