@@ -70,12 +70,15 @@ func (c *compiler) compile(n Node, negated bool) compiled {
 		pq.SetField(fPath)
 		return compiled{q: pq}
 	case File:
-		if strings.ContainsAny(n.Name, "*?") {
-			wq := query.NewWildcardQuery(n.Name)
-			wq.SetField(fFile)
-			return compiled{q: wq}
+		// Like Obsidian's file:, a plain name matches any basename
+		// containing it; with * or ? it is a pattern for the whole name.
+		pattern := n.Name
+		if !strings.ContainsAny(pattern, "*?") {
+			pattern = "*" + pattern + "*"
 		}
-		return compiled{q: termQ(fFile, n.Name)}
+		wq := query.NewWildcardQuery(pattern)
+		wq.SetField(fFile)
+		return compiled{q: wq}
 	case Not:
 		x := c.compile(n.X, !negated)
 		if x.none {

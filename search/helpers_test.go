@@ -136,3 +136,20 @@ func waitFor(t testing.TB, ix *Index, ch <-chan struct{}, timeout time.Duration,
 }
 
 func joinLines(s ...string) string { return strings.Join(s, "\n") + "\n" }
+
+// openFixture indexes testdata/vault in memory.
+func openFixture() (*Index, error) {
+	v, err := vault.Open(filepath.Join("..", "testdata", "vault"), vault.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ix, err := Open(context.Background(), Options{Vault: v, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}

@@ -14,8 +14,8 @@ import (
 //	-term  -"a phrase"       exclusion
 //	tag:#recipe  tag:recipe  notes tagged recipe or recipe/… (also a bare #recipe)
 //	path:projects/           path prefix, case-insensitive
-//	file:Alpha  file:alpha.md  basename, case-insensitive, with or without .md;
-//	                         * and ? wildcards allowed
+//	file:plan  file:Plan.md  basename contains "plan", case-insensitive, with or
+//	                         without .md; with * or ? a pattern for the whole name
 //	a OR b                   either side; binds looser than the implicit AND
 //	(a OR b) c               parentheses group
 //
