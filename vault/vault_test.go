@@ -38,21 +38,21 @@ func newTestVault(t *testing.T, opts Options) (*Vault, string) {
 	root := filepath.Join(base, "vault")
 	outside := filepath.Join(base, "outside")
 	writeTree(t, root, map[string]string{
-		"Home.md":                    "# Home",
-		"projects/alpha/design.md":   "# Design",
-		"projects/beta/design.md":    "# Beta design",
-		"notes/Meeting Notes.md":     "meeting",
-		"notes/image.png":            "png",
-		".obsidian/app.json":         "{}",
-		".obsidian/plugin.md":        "hidden",
-		".trash/old.md":              "old",
-		"Archive/2020/old.md":        "archived",
-		"drawings/x.excalidraw.md":   "drawing",
-		"templates/daily.md":         "tpl",
-		"sub/templates/x.md":         "nested tpl",
-		"%2e%2e/literal.md":          "literal",
-		"notes/.hidden.md":           "dotfile",
-		"notes/draft.md~":            "backup",
+		"Home.md":                  "# Home",
+		"projects/alpha/design.md": "# Design",
+		"projects/beta/design.md":  "# Beta design",
+		"notes/Meeting Notes.md":   "meeting",
+		"notes/image.png":          "png",
+		".obsidian/app.json":       "{}",
+		".obsidian/plugin.md":      "hidden",
+		".trash/old.md":            "old",
+		"Archive/2020/old.md":      "archived",
+		"drawings/x.excalidraw.md": "drawing",
+		"templates/daily.md":       "tpl",
+		"sub/templates/x.md":       "nested tpl",
+		"%2e%2e/literal.md":        "literal",
+		"notes/.hidden.md":         "dotfile",
+		"notes/draft.md~":          "backup",
 	})
 	writeTree(t, outside, map[string]string{"secret.md": "secret", "dir/s.md": "secret"})
 	symlink(t, filepath.Join(root, "Home.md"), filepath.Join(root, "link-home.md"))
