@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/llm"
 )
 
 // Settings configure the agent. They come from Config.DefaultSettings, are
@@ -56,7 +57,7 @@ type Settings struct {
 // Modes and providers the sidecar accepts.
 var (
 	validModes     = []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged}
-	validProviders = []string{"offline", "openai", "scripted"}
+	validProviders = llm.Providers
 )
 
 // settingsFields maps each JSON key to its field index.

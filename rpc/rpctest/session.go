@@ -38,6 +38,13 @@ func (s *Session) Stderr() string { return s.stderr.String() }
 // test ends.
 func StartInProcess(t testing.TB, cfg rpc.Config) *Session {
 	t.Helper()
+	return StartInProcessWith(t, cfg)
+}
+
+// StartInProcessWith is StartInProcess with setup functions called on the
+// Server before it starts serving.
+func StartInProcessWith(t testing.TB, cfg rpc.Config, setup ...func(*rpc.Server)) *Session {
+	t.Helper()
 	stderr := &syncBuffer{}
 	if cfg.Logger == nil {
 		cfg.Logger = NewLogger(stderr)
@@ -45,6 +52,9 @@ func StartInProcess(t testing.TB, cfg rpc.Config) *Session {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	srv := rpc.New(cfg)
+	for _, f := range setup {
+		f(srv)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		errc <- srv.Serve(context.Background(), inR, outW)

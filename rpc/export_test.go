@@ -1,0 +1,8 @@
+package rpc
+
+import "context"
+
+// SetTestHook installs a handler for "test/..." methods (tests only).
+func SetTestHook(s *Server, fn func(ctx context.Context, method string) (any, error)) {
+	s.testHook = fn
+}
