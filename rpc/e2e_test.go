@@ -679,8 +679,8 @@ func TestAgentRunOffline(t *testing.T) {
 	ctx := ctxT(t)
 	var res rpc.AgentRunResult
 	err := s.Call(ctx, "agent/run", map[string]any{
-		"message": "How do I keep a sourdough starter alive?",
-		"history": []map[string]any{{"role": "user", "content": "hi"}, {"role": "assistant", "content": "<!--AGENT_REASONING:complete:1:[\"x\"]-->\n\nhello"}},
+		"message":  "How do I keep a sourdough starter alive?",
+		"history":  []map[string]any{{"role": "user", "content": "hi"}, {"role": "assistant", "content": "<!--AGENT_REASONING:complete:1:[\"x\"]-->\n\nhello"}},
 		"settings": map[string]any{"maxIterations": 6, "reasoningWindow": 3, "whatever": 1},
 	}, &res)
 	if err != nil {

@@ -142,13 +142,13 @@ func TestStreamFraming(t *testing.T) {
 
 func TestSniffID(t *testing.T) {
 	tests := map[string]string{
-		`{"jsonrpc":"2.0","id":12,"method":"x"}`:         "12",
-		`{"method":"x","params":{"id":3},"id":"abc"}`:     `"abc"`,
-		`{"id":{"nested":1}}`:                             "null",
-		`{"params":{"a":[1,2,3]},"id":-5}`:                "-5",
-		`{"params":"` + strings.Repeat("y", 100) + `"`:    "null", // truncated before the id
-		`[1,2]`:                                           "null",
-		``:                                                "null",
+		`{"jsonrpc":"2.0","id":12,"method":"x"}`:       "12",
+		`{"method":"x","params":{"id":3},"id":"abc"}`:  `"abc"`,
+		`{"id":{"nested":1}}`:                          "null",
+		`{"params":{"a":[1,2,3]},"id":-5}`:             "-5",
+		`{"params":"` + strings.Repeat("y", 100) + `"`: "null", // truncated before the id
+		`[1,2]`: "null",
+		``:      "null",
 		`{"jsonrpc":"2.0","id":9,"params":{"q":"trunc...`: "9",
 	}
 	for in, want := range tests {
