@@ -434,8 +434,10 @@ func (l *noteLinker) link(b *bytes.Buffer, r *rand.Rand) {
 		self := &l.p.notes[l.self]
 		rel := relPath(self.folder, t.path)
 		b.WriteString("[" + t.name + "](" + escapePath(rel) + ")")
-	default:
+	case x < 97:
 		b.WriteString("[[" + t.name + "]]")
+	default:
+		b.WriteString("![[" + t.name + "]]")
 	}
 }
 

@@ -205,7 +205,7 @@ func TestGenerateMarkdownFeatures(t *testing.T) {
 		{"inline tag", regexp.MustCompile(`(?:^|\s)#[a-z]`), 100},
 		{"wikilink with alias", regexp.MustCompile(`\[\[[^\]|]+\|[^\]]+\]\]`), 50},
 		{"wikilink to heading", regexp.MustCompile(`\[\[[^\]#]+#[^\]]+\]\]`), 20},
-		{"embed", regexp.MustCompile(`!\[\[`), 0},
+		{"embed", regexp.MustCompile(`!\[\[`), 20},
 		{"code block", regexp.MustCompile("(?m)^```[a-z]+\n"), 10},
 		{"url with fragment", regexp.MustCompile(`https://example\.com/\S+#section-\d`), 10},
 		{"task", regexp.MustCompile(`(?m)^- \[[ x]\] `), 50},
@@ -318,6 +318,33 @@ func TestTouchNotes(t *testing.T) {
 	}
 	if len(all) != 120 {
 		t.Errorf("TouchNotes(1000) touched %d notes, want all 120", len(all))
+	}
+}
+
+func TestQueries(t *testing.T) {
+	a, b := Queries(200, 5), Queries(200, 5)
+	if len(a) != 200 || strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("Queries not deterministic or wrong length (%d)", len(a))
+	}
+	kinds := map[string]int{}
+	for _, q := range a {
+		switch {
+		case strings.TrimSpace(q) == "":
+			t.Fatalf("empty query")
+		case strings.Contains(q, "tag:#"):
+			kinds["tag"]++
+		case strings.Contains(q, `"`):
+			kinds["phrase"]++
+		case strings.Contains(q, " -"):
+			kinds["exclusion"]++
+		default:
+			kinds["terms"]++
+		}
+	}
+	for _, k := range []string{"tag", "phrase", "exclusion", "terms"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s queries in %v", k, kinds)
+		}
 	}
 }
 
