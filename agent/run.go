@@ -135,6 +135,8 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	switch cfg.Mode {
 	case ModeReact:
 		res = r.react(runCtx, timeoutCtx, user)
+	case ModeROA:
+		res = r.roa(runCtx, timeoutCtx, user)
 	default:
 		res = r.finish(StopError, "", fmt.Errorf("mode %q is not available", cfg.Mode))
 	}
