@@ -2,6 +2,7 @@ package vault
 
 import (
 	"net/url"
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -163,11 +164,14 @@ func inSpans(i int, spans []span) bool {
 	return false
 }
 
-// markdownLink interprets the destination of a markdown link or image. Only
-// relative paths to .md files count as note links; URLs (anything with a
-// scheme), protocol-relative and rooted paths, and other files do not. The
-// path is URL-decoded; "#fragment" becomes the heading.
-func markdownLink(dest string, embed bool) (Link, bool) {
+// markdownLink interprets the destination of a markdown link or image in
+// the note at notePath. Only relative paths to .md files count as note
+// links; URLs (anything with a scheme), protocol-relative and rooted paths,
+// and other files do not. The path is URL-decoded and resolved against the
+// linking note's folder (Obsidian's "relative path" link format), giving a
+// vault-relative Target; a path climbing out of the vault is no note link.
+// "#fragment" becomes the heading.
+func markdownLink(notePath, dest string, embed bool) (Link, bool) {
 	dest = strings.TrimSpace(dest)
 	if dest == "" || strings.HasPrefix(dest, "/") || strings.HasPrefix(dest, `\`) {
 		return Link{}, false
@@ -183,8 +187,11 @@ func markdownLink(dest string, embed bool) (Link, bool) {
 	if df, err := url.PathUnescape(frag); err == nil {
 		frag = df
 	}
-	p = strings.TrimPrefix(p, "./")
 	if !hasMDExt(p) || strings.HasSuffix(p, "/.md") || p == ".md" {
+		return Link{}, false
+	}
+	p = path.Join(path.Dir(strings.ReplaceAll(notePath, `\`, "/")), p)
+	if p == ".." || strings.HasPrefix(p, "../") {
 		return Link{}, false
 	}
 	return Link{Target: p, Heading: strings.TrimSpace(frag), Embed: embed, Kind: "markdown"}, true

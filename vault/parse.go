@@ -67,7 +67,7 @@ func Parse(path string, content []byte, modTime time.Time, chunkSize int) *Note 
 		n.Title = baseTitle(path)
 	}
 
-	b := parseBody([]byte(n.Body), bodyLine)
+	b := parseBody(path, []byte(n.Body), bodyLine)
 	n.Tags = dedupe(append(fmTags, b.tags...), nil)
 	n.Headings = b.headings
 	n.Links = b.links
@@ -142,7 +142,7 @@ type section struct {
 // parseBody walks goldmark's AST. A panic in the markdown library must not
 // take the process down: the note then keeps whatever was collected and is
 // chunked by size only.
-func parseBody(body []byte, bodyLine int) (info bodyInfo) {
+func parseBody(notePath string, body []byte, bodyLine int) (info bodyInfo) {
 	defer func() {
 		if r := recover(); r != nil {
 			info = bodyInfo{}
@@ -194,12 +194,12 @@ func parseBody(body []byte, bodyLine int) (info bodyInfo) {
 			}
 		case *ast.Link:
 			flush()
-			if l, ok := markdownLink(string(x.Destination), false); ok {
+			if l, ok := markdownLink(notePath, string(x.Destination), false); ok {
 				info.links = append(info.links, l)
 			}
 		case *ast.Image:
 			flush()
-			if l, ok := markdownLink(string(x.Destination), true); ok {
+			if l, ok := markdownLink(notePath, string(x.Destination), true); ok {
 				info.links = append(info.links, l)
 			}
 			return ast.WalkSkipChildren, nil

@@ -164,12 +164,12 @@ func TestParseHeadingsAndLinks(t *testing.T) {
 		"============\n" +
 		"\n" +
 		"## Sub *em*\n" + // line 10
-		"[md](other%20note.md#Sec%201) [web](https://x.org/a.md) [mail](mailto:a@b.c) [pic](./p.png) ![emb](./e.md) [root](/abs.md)\n" +
+		"[md](other%20note.md#Sec%201) [web](https://x.org/a.md) [mail](mailto:a@b.c) [pic](./p.png) ![emb](./e.md) [root](/abs.md) [up](../up.md) [out](../../out.md)\n" +
 		"`[[not a link]]` ![[Embedded Note#^block]] [[a [[inner]]\n" +
 		"```\n[[code link]]\n# not heading\n```\n" +
 		"> ### Quoted\n" + // line 17
 		"| a | [[T\\|alias]] |\n"
-	n := Parse("n.md", []byte(in), t0, 0)
+	n := Parse("dir/n.md", []byte(in), t0, 0)
 	wantH := []Heading{{1, "Top", 4}, {1, "Setext Title", 7}, {2, "Sub *em*", 10}, {3, "Quoted", 17}}
 	if !reflect.DeepEqual(n.Headings, wantH) {
 		t.Errorf("headings = %+v\nwant %+v", n.Headings, wantH)
@@ -178,8 +178,9 @@ func TestParseHeadingsAndLinks(t *testing.T) {
 		{Target: "Other Note", Kind: "wikilink"},
 		{Target: "folder/Target", Heading: "Part", Alias: "shown", Kind: "wikilink"},
 		{Target: "image.png", Embed: true, Kind: "wikilink"},
-		{Target: "other note.md", Heading: "Sec 1", Kind: "markdown"},
-		{Target: "e.md", Embed: true, Kind: "markdown"},
+		{Target: "dir/other note.md", Heading: "Sec 1", Kind: "markdown"},
+		{Target: "dir/e.md", Embed: true, Kind: "markdown"},
+		{Target: "up.md", Kind: "markdown"},
 		{Target: "Embedded Note", Heading: "^block", Embed: true, Kind: "wikilink"},
 		{Target: "inner", Kind: "wikilink"},
 		{Target: "T", Alias: "alias", Kind: "wikilink"},
