@@ -1,0 +1,424 @@
+package search
+
+// Benchmarks for DESIGN.md §9. Each reports its own figures with
+// b.ReportMetric; peak_MB is the process's VmHWM, so run each benchmark in
+// its own `go test` process to attribute it:
+//
+//	go test ./search -run '^$' -bench '^BenchmarkIndexFull10k$' -benchtime 1x
+//
+// The generated 10k-note vault (and, for the serving benchmarks, its
+// index) is cached under $VAULT_AGENT_BENCH_DIR when set, so that only the
+// first run pays for generating and indexing and the serving benchmarks
+// measure a process that never indexed in bulk.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/vault-agent/vault-agent/internal/vaultgen"
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+const (
+	benchNotes   = 10000
+	benchSeed    = 42
+	benchAvgSize = 6000
+)
+
+var (
+	benchOnce    sync.Once
+	benchVault   string
+	benchIndex   string // cached index dir for the serving benchmarks
+	benchErr     error
+	benchCleanup []string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range benchCleanup {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// benchDirs returns the 10k-note vault and an index dir for it, generating
+// the vault if needed.
+func benchDirs(b *testing.B) (vaultDir, indexDir string) {
+	b.Helper()
+	benchOnce.Do(func() {
+		base := os.Getenv("VAULT_AGENT_BENCH_DIR")
+		if base == "" {
+			base, benchErr = os.MkdirTemp("", "vault-agent-bench-")
+			if benchErr != nil {
+				return
+			}
+			benchCleanup = append(benchCleanup, base)
+		}
+		benchVault = filepath.Join(base, fmt.Sprintf("vault-%d-%d", benchNotes, benchSeed))
+		benchIndex = filepath.Join(base, fmt.Sprintf("index-%d-%d", benchNotes, benchSeed))
+		stamp := filepath.Join(benchVault, ".generated")
+		if _, err := os.Stat(stamp); err == nil {
+			return
+		}
+		os.RemoveAll(benchVault)
+		if _, benchErr = vaultgen.Generate(benchVault, vaultgen.Options{Notes: benchNotes, Seed: benchSeed, AvgSize: benchAvgSize}); benchErr != nil {
+			return
+		}
+		benchErr = os.WriteFile(stamp, nil, 0o644)
+	})
+	if benchErr != nil {
+		b.Fatalf("bench vault: %v", benchErr)
+	}
+	return benchVault, benchIndex
+}
+
+func benchLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func benchOpen(b *testing.B, vaultDir, indexDir string) (*Index, SyncStats) {
+	b.Helper()
+	v, err := vault.Open(vaultDir, vault.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := Open(context.Background(), Options{Path: indexDir, Vault: v, Logger: benchLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := ix.Sync(context.Background(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ix, st
+}
+
+// peakMB is the process's peak resident set (VmHWM) in MB.
+func peakMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func vaultBytes(b *testing.B, dir string) int64 {
+	var n int64
+	v, _ := vault.Open(dir, vault.Options{})
+	if err := v.Walk(context.Background(), func(fi vault.FileInfo) error { n += fi.Size; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkIndexFull10k measures a full index of the 10k-note vault into a
+// new on-disk index, as `vault-agent index` does on first use.
+func BenchmarkIndexFull10k(b *testing.B) {
+	vaultDir, _ := benchDirs(b)
+	size := vaultBytes(b, vaultDir)
+	b.ResetTimer()
+	var total time.Duration
+	notes := 0
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		start := time.Now()
+		ix, st := benchOpen(b, vaultDir, filepath.Join(dir, "idx"))
+		total += time.Since(start)
+		notes = st.Added
+		b.StopTimer()
+		ix.Close()
+		b.StartTimer()
+	}
+	sec := total.Seconds() / float64(b.N)
+	b.ReportMetric(float64(notes)/sec, "notes/s")
+	b.ReportMetric(float64(size)/1e6/sec, "MB/s")
+	b.ReportMetric(sec, "s/index")
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+// BenchmarkIndexNaive10k is the baseline: a straightforward loop that reads
+// and parses one note at a time and adds it with Index.Index to a bleve
+// index opened with default settings (each call is its own batch and
+// waits for persistence), same mapping and documents. It indexes the first
+// $VAULT_AGENT_NAIVE_NOTES notes (default 500: at ~20 notes/s more only costs time; the rate is what matters)
+// and reports notes/s to compare with BenchmarkIndexFull10k.
+func BenchmarkIndexNaive10k(b *testing.B) {
+	vaultDir, _ := benchDirs(b)
+	limit := 500
+	if s := os.Getenv("VAULT_AGENT_NAIVE_NOTES"); s != "" {
+		limit, _ = strconv.Atoi(s)
+	}
+	v, err := vault.Open(vaultDir, vault.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var files []string
+	v.Walk(context.Background(), func(fi vault.FileInfo) error {
+		if len(files) < limit {
+			files = append(files, fi.Path)
+		}
+		return nil
+	})
+	m, err := newMapping()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		path := filepath.Join(b.TempDir(), "naive")
+		start := time.Now()
+		idx, err := bleve.New(path, m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range files {
+			n, err := v.ReadNote(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := idx.Index(p, noteDocument(n)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		total += time.Since(start)
+		b.StopTimer()
+		idx.Close()
+		b.StartTimer()
+	}
+	sec := total.Seconds() / float64(b.N)
+	b.ReportMetric(float64(len(files))/sec, "notes/s")
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+// servingIndex opens the cached 10k index (building it on first use).
+func servingIndex(b *testing.B) (*Index, string) {
+	vaultDir, indexDir := benchDirs(b)
+	ix, _ := benchOpen(b, vaultDir, indexDir)
+	return ix, vaultDir
+}
+
+// benchQueries is a fixed mix over the generated vault: common and rare
+// terms, phrases, tags, folders, files, exclusions and typos.
+func benchQueries(b *testing.B, ix *Index) []Request {
+	// Pick real words, tags and folders of the generated vault so every
+	// kind of query does work.
+	var tags []string
+	for _, tc := range ix.Tags() {
+		if tc.Count > 20 {
+			tags = append(tags, tc.Tag)
+		}
+	}
+	ps := ix.Paths()
+	if len(tags) < 2 || len(ps) < 100 {
+		b.Fatalf("bench vault too small: %d tags, %d notes", len(tags), len(ps))
+	}
+	folder := ps[len(ps)/2]
+	if i := strings.IndexByte(folder, '/'); i > 0 {
+		folder = folder[:i+1]
+	} else {
+		folder = ""
+	}
+	m1, _ := ix.Note(ps[len(ps)/3])
+	m2, _ := ix.Note(ps[2*len(ps)/3])
+	words := func(s string, n int) []string {
+		f := strings.Fields(strings.ToLower(s))
+		return f[:min(n, len(f))]
+	}
+	t1 := words(m1.Title, 3)
+	t2 := words(m2.Title, 2)
+	typo := func(w string) string {
+		if len(w) < 5 {
+			return w + "x"
+		}
+		return w[:2] + w[3:]
+	}
+	qs := []string{
+		"project", "meeting notes", "garden sensor battery", "how do I plan the next release",
+		strings.Join(t1, " "), strings.Join(t2, " "), `"` + strings.Join(t1, " ") + `"`,
+		"tag:" + tags[0], "tag:" + tags[1] + " " + t1[0], "#" + tags[len(tags)-1],
+		"path:" + folder + " " + t2[0], "file:" + t1[0], t1[0] + " -" + t2[0],
+		t1[0] + " OR " + t2[0], typo(t1[0]), typo(t2[0]) + " " + t1[0], "zzzqqq",
+		"review deadline budget", `"the next step"`, "a OR the",
+	}
+	out := make([]Request, 0, len(qs)+2)
+	for _, q := range qs {
+		out = append(out, Request{Query: q})
+	}
+	out = append(out, Request{Tags: []string{tags[0]}}, Request{Query: t1[0], Folders: []string{folder}, From: time.Now().AddDate(-1, 0, 0)})
+	return out
+}
+
+// BenchmarkSearch runs a fixed mix of ~20 queries (with snippets) against
+// the 10k index and reports latency percentiles.
+func BenchmarkSearch(b *testing.B) {
+	ix, _ := servingIndex(b)
+	defer ix.Close()
+	reqs := benchQueries(b, ix)
+	ctx := context.Background()
+	for _, r := range reqs { // warm up
+		if _, err := ix.Search(ctx, r); err != nil {
+			b.Fatalf("%q: %v", r.Query, err)
+		}
+	}
+	runtime.GC()
+	lat := make([]time.Duration, 0, b.N*len(reqs))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, r := range reqs {
+			start := time.Now()
+			if _, err := ix.Search(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(p50, "p50_ms")
+	b.ReportMetric(p99, "p99_ms")
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+func percentiles(lat []time.Duration) (p50, p99 float64) {
+	if len(lat) == 0 {
+		return 0, 0
+	}
+	slices.Sort(lat)
+	at := func(q float64) float64 {
+		i := int(q * float64(len(lat)-1))
+		return float64(lat[i].Microseconds()) / 1000
+	}
+	return at(0.50), at(0.99)
+}
+
+// BenchmarkReopen10k measures Open + Sync of an unchanged 10k index: the
+// time from start to ready to search.
+func BenchmarkReopen10k(b *testing.B) {
+	vaultDir, indexDir := benchDirs(b)
+	ix, _ := benchOpen(b, vaultDir, indexDir) // make sure it exists and is current
+	ix.Close()
+	b.ResetTimer()
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		ix, st := benchOpen(b, vaultDir, indexDir)
+		total += time.Since(start)
+		if st.Added+st.Updated+st.Removed != 0 || st.Rebuilt {
+			b.Fatalf("reopen of an unchanged vault changed things: %+v", st)
+		}
+		b.StopTimer()
+		ix.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms")
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+// BenchmarkTouch10 measures a Sync after 10 notes changed on disk.
+func BenchmarkTouch10(b *testing.B) {
+	vaultDir, indexDir := benchDirs(b)
+	ix, _ := benchOpen(b, vaultDir, indexDir)
+	defer ix.Close()
+	b.ResetTimer()
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if _, err := vaultgen.TouchNotes(vaultDir, 10, time.Now().UnixNano()); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		st, err := ix.Sync(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+		if st.Updated+st.Added == 0 {
+			b.Fatalf("touch changed nothing: %+v", st)
+		}
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms")
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+// BenchmarkSaveToSearchable measures, through the live watcher, the time
+// from writing a note to finding a new word of it with Search, over 50
+// saves.
+func BenchmarkSaveToSearchable(b *testing.B) {
+	ix, vaultDir := servingIndex(b)
+	defer ix.Close()
+	// Saves go to a few dedicated notes holding a copy of a real note, so
+	// the cached vault is left as it was (the folder is removed at the end
+	// and the next Sync drops it from the index).
+	ps := ix.Paths()
+	base, err := os.ReadFile(filepath.Join(vaultDir, filepath.FromSlash(ps[len(ps)/2])))
+	if err != nil {
+		b.Fatal(err)
+	}
+	saveDir := filepath.Join(vaultDir, "zz-bench-saves")
+	defer os.RemoveAll(saveDir)
+	if err := os.MkdirAll(saveDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := ix.Watch(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ch, unsub := ix.Subscribe()
+	defer unsub()
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < 50; j++ {
+			abs := filepath.Join(saveDir, fmt.Sprintf("save %d.md", j%5))
+			marker := fmt.Sprintf("savemarker%dx%d", i, j)
+			start := time.Now()
+			if err := os.WriteFile(abs, append(slices.Clip(base), "\n"+marker+"\n"...), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			deadline := time.After(10 * time.Second)
+			for {
+				res, err := ix.Search(ctx, Request{Query: marker, Limit: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(res.Results) == 1 {
+					break
+				}
+				select {
+				case <-ch:
+				case <-deadline:
+					b.Fatalf("%s not searchable after 10s", marker)
+				}
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(p50, "p50_ms")
+	b.ReportMetric(p99, "p99_ms")
+	b.ReportMetric(peakMB(), "peak_MB")
+}

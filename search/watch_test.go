@@ -1,0 +1,137 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// diskMatches reports whether the index metadata matches the files on disk
+// (paths, sizes, mtimes); it is the cheap "caught up" check the live tests
+// wait for before comparing with a fresh index.
+func diskMatches(t *testing.T, ix *Index) bool {
+	t.Helper()
+	n := 0
+	ok := true
+	err := ix.Vault().Walk(context.Background(), func(fi vault.FileInfo) error {
+		n++
+		m, found := ix.Note(fi.Path)
+		if !found || m.Size != fi.Size || !m.MTime.Equal(fi.ModTime) {
+			ok = false
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk: %v", err)
+	}
+	return ok && n == ix.Count()
+}
+
+func TestWatchLive(t *testing.T) {
+	for _, disk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("disk=%v", disk), func(t *testing.T) {
+			dir := writeVault(t, smallVault)
+			path := ""
+			if disk {
+				path = filepath.Join(t.TempDir(), "idx")
+			}
+			ix, err := Open(context.Background(), Options{Path: path, Vault: openVault(t, dir), Logger: testLogger(t), Debounce: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			if _, err := ix.Sync(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ch, unsub := ix.Subscribe()
+			defer unsub()
+			if err := ix.Watch(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !ix.Status().Watching {
+				t.Fatal("Status().Watching = false")
+			}
+			abs := func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) }
+			settle := func(what string, extra ...string) {
+				t.Helper()
+				waitFor(t, ix, ch, 10*time.Second, what, func() bool { return diskMatches(t, ix) })
+				assertSameAsFresh(t, ix, dir, extra...)
+			}
+			later := func(p string) { // a distinct mtime, whatever the clock granularity
+				t.Helper()
+				ts := time.Now().Add(time.Minute)
+				if err := os.Chtimes(abs(p), ts, ts); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			steps := []struct {
+				name  string
+				do    func()
+				extra []string
+			}{
+				{"create", func() { writeFile(t, dir, "new/Brand new.md", "# Brand new\nA new note.\n") }, []string{"brand"}},
+				{"modify", func() {
+					writeFile(t, dir, "recipes/Rye Crackers.md", "# Rye Crackers\nchanged text\n")
+					later("recipes/Rye Crackers.md")
+				}, []string{"changed"}},
+				{"atomic save", func() {
+					writeFile(t, dir, "recipes/.Café au lait.md.tmp", "#recipe/drink\nmoved on to tea\n")
+					if err := os.Rename(abs("recipes/.Café au lait.md.tmp"), abs("recipes/Café au lait.md")); err != nil {
+						t.Fatal(err)
+					}
+					later("recipes/Café au lait.md")
+				}, []string{"tea"}},
+				{"rename", func() {
+					if err := os.Rename(abs("people/Jürgen Müller.md"), abs("people/Jürgen M.md")); err != nil {
+						t.Fatal(err)
+					}
+				}, []string{"muller", "file:jürgen"}},
+				{"delete", func() {
+					if err := os.Remove(abs("journal/2024-03-01.md")); err != nil {
+						t.Fatal(err)
+					}
+				}, []string{"running"}},
+				{"folder rename", func() {
+					if err := os.Rename(abs("projects"), abs("moved")); err != nil {
+						t.Fatal(err)
+					}
+				}, []string{"path:moved/", "path:projects/"}},
+				{"folder delete", func() {
+					if err := os.RemoveAll(abs("recipes")); err != nil {
+						t.Fatal(err)
+					}
+				}, []string{"tag:recipe"}},
+				{"burst of 500", func() {
+					for i := 0; i < 500; i++ {
+						writeFile(t, dir, fmt.Sprintf("burst/%02d/note %03d.md", i%10, i), fmt.Sprintf("# Burst %d\nburstword number%d\n", i, i))
+					}
+				}, []string{"burstword", "number250", "path:burst/03/"}},
+				{"burst delete", func() {
+					if err := os.RemoveAll(abs("burst")); err != nil {
+						t.Fatal(err)
+					}
+				}, []string{"burstword"}},
+			}
+			for _, s := range steps {
+				s.do()
+				settle(s.name, s.extra...)
+			}
+			if n := ix.Count(); n != 6 {
+				t.Errorf("final Count = %d, want 6: %v", n, ix.Paths())
+			}
+
+			ix.Close()
+			if ix.Status().Watching {
+				t.Error("still watching after Close")
+			}
+		})
+	}
+}
