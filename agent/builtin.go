@@ -92,6 +92,11 @@ type NoteChunk struct {
 // ReadNote resolves what a person or model typed (path, title, wikilink,
 // basename, path tail) to a note of the index and returns one chunk.
 func ReadNote(idx Index, name string, chunk int) (*NoteChunk, error) {
+	// A path that would leave the vault is refused as such, not merely
+	// "not found", so the caller learns why.
+	if _, err := idx.Vault().Resolve(strings.TrimSpace(name)); errors.Is(err, vault.ErrUnsafePath) {
+		return nil, err
+	}
 	p, err := vault.LookupIn(name, idx.Paths())
 	if err != nil {
 		return nil, err

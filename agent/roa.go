@@ -179,7 +179,8 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 	if err != nil {
 		return r.finish(StopError, "", err)
 	}
-	r.messages = buildMessages("", nil, user)
+	r.promptVersion = prompts.version
+	r.messages = buildMessages("", r.history, user)
 	tools := r.toolDefs()
 	toolList := describeTools(tools)
 	var lastObservation string

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/vault-agent/vault-agent/rpc"
+)
+
+// serve runs the JSON-RPC server on stdin/stdout. An exit notification
+// without a prior shutdown ends the process with status 1, as in LSP.
+func serve(ctx context.Context, log *slog.Logger, vf vaultFlags, codec string, in io.Reader, out io.Writer) error {
+	srv := rpc.New(rpc.Config{
+		Vault:   vf.vault,
+		Index:   vf.index,
+		Codec:   codec,
+		Logger:  log,
+		Version: version,
+		APIKey:  os.Getenv("OPENAI_API_KEY"),
+		DefaultSettings: rpc.Settings{
+			Excludes: vf.excludes,
+		},
+	})
+	err := srv.Serve(ctx, in, out)
+	if errors.Is(err, rpc.ErrExitWithoutShutdown) {
+		return &exitError{code: 1}
+	}
+	return err
+}
