@@ -136,11 +136,14 @@ type ClientInfo struct {
 
 // InitializeResult is the result of initialize.
 type InitializeResult struct {
-	ServerInfo   ServerInfo   `json:"serverInfo"`
+	// ServerInfo identifies the sidecar.
+	ServerInfo ServerInfo `json:"serverInfo"`
+	// Capabilities list methods, notifications, modes and providers.
 	Capabilities Capabilities `json:"capabilities"`
 	// Tools are the agent's tools.
 	Tools []ToolInfo `json:"tools"`
-	Index IndexInfo  `json:"index"`
+	// Index reports how the index was made ready.
+	Index IndexInfo `json:"index"`
 	// UnknownSettings lists settings keys the sidecar does not know; they
 	// were ignored (and reported with window/logMessage).
 	UnknownSettings []string `json:"unknownSettings,omitempty"`
@@ -222,8 +225,11 @@ type ReadNoteParams struct {
 
 // StatusResult is the result of vault/status.
 type StatusResult struct {
-	Notes    int  `json:"notes"`
+	// Notes is the number of indexed notes.
+	Notes int `json:"notes"`
+	// Indexing is true while a sync, rebuild or watcher batch is running.
 	Indexing bool `json:"indexing"`
+	// Watching is true while the file watcher follows the vault.
 	Watching bool `json:"watching"`
 	// LastIndexedAt is epoch milliseconds; 0 when never.
 	LastIndexedAt int64 `json:"lastIndexedAt"`
@@ -237,7 +243,9 @@ type ReindexParams struct {
 
 // ReindexResult is the result of vault/reindex.
 type ReindexResult struct {
-	Notes  int     `json:"notes"`
+	// Notes is the number of indexed notes afterwards.
+	Notes int `json:"notes"`
+	// TookMs is how long the reindex took.
 	TookMs float64 `json:"tookMs"`
 }
 
