@@ -92,6 +92,11 @@ type RunStartedPayload struct {
 	Model         string `json:"model"`
 	MaxIterations int    `json:"maxIterations"`
 	Planner       bool   `json:"planner"`
+	// SessionID, Config (normalized) and History are what replay needs to
+	// re-create the run.
+	SessionID string        `json:"sessionId,omitempty"`
+	Config    *Config       `json:"config,omitempty"`
+	History   []llm.Message `json:"history,omitempty"`
 }
 
 // TurnStartedPayload opens one iteration.

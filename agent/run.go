@@ -41,6 +41,10 @@ type runState struct {
 	overuse  planner.OveruseGuard
 	cont     planner.Continuation
 	planRefs string // plan_id of the current plan revision
+	// stepRef is the current par step or stage; tool events carry it as step_id.
+	stepRef string
+	// gate, when set, restricts the tools offered and run (par step, stage).
+	gate *toolGate
 
 	searches []searchRecord
 	read     []*NoteChunk
@@ -129,6 +133,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 
 	r.emit(EventRunStarted, RunStartedPayload{
 		Goal: r.goal, Mode: cfg.Mode, Model: model.Name(), MaxIterations: cfg.MaxIterations, Planner: cfg.Planner,
+		SessionID: r.session, Config: &cfg, History: req.History,
 	}, References{PromptVersion: PromptVersion, SectionKey: "planning"})
 
 	var res *Result
@@ -137,6 +142,8 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 		res = r.react(runCtx, timeoutCtx, user)
 	case ModeROA:
 		res = r.roa(runCtx, timeoutCtx, user)
+	case ModePAR:
+		res = r.par(runCtx, timeoutCtx, user)
 	default:
 		res = r.finish(StopError, "", fmt.Errorf("mode %q is not available", cfg.Mode))
 	}
@@ -227,6 +234,9 @@ func (r *runState) loop(runCtx, timeoutCtx context.Context) *Result {
 // toolDefs lists the tools offered to the model in this run.
 func (r *runState) toolDefs() []llm.ToolDef {
 	defs := r.registry.Defs(func(name string) bool {
+		if r.gate != nil && !r.gate.allow(name) {
+			return false
+		}
 		switch name {
 		case planner.ToolWriteTodos, planner.ToolPlanProgress:
 			return r.plan != nil
@@ -281,7 +291,7 @@ func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
 		var err error
 		tool, known := r.registry.Get(c.Name)
 		offered := known && r.offered(c.Name)
-		refs := References{ToolVersion: toolsVersion, SectionKey: "action", PlanID: r.planRefs}
+		refs := References{ToolVersion: toolsVersion, SectionKey: "action", PlanID: r.planRefs, StepID: r.stepRef}
 		if tool != nil {
 			refs.ToolVersion = tool.Version
 		}
@@ -294,9 +304,14 @@ func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
 		if offered {
 			summary = tool.Summary(json.RawMessage(c.Arguments))
 		}
-		r.emit(EventToolInvoked, ToolInvokedPayload{CallID: c.ID, Tool: c.Name, Arguments: args, Summary: summary}, refs)
+		// Tools see the clock pinned at their ToolInvoked timestamp, so that
+		// a replay (which pins the clock to recorded timestamps) gets the
+		// same getCurrentTime and getTimeRangeMs results.
+		at := r.emit(EventToolInvoked, ToolInvokedPayload{CallID: c.ID, Tool: c.Name, Arguments: args, Summary: summary}, refs).Timestamp
 		began := time.Now()
 		switch {
+		case !offered && known && r.gate != nil && !r.gate.allow(c.Name):
+			err = r.gate.refuse(c.Name)
 		case !offered:
 			err = toolErrorf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.offeredNames(), ", "))
 		case overused && planner.IsPlannerTool(c.Name):
@@ -304,7 +319,7 @@ func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
 		case c.Name == planner.ToolPlanProgress && soloErr != nil:
 			err = toolErrorf("%v", soloErr)
 		default:
-			out, err = tool.Call(ctx, &toolEnv{index: r.index, logger: r.logger, now: r.now, run: r}, c.Arguments)
+			out, err = tool.Call(ctx, &toolEnv{index: r.index, logger: r.logger, now: func() time.Time { return at }, run: r}, c.Arguments)
 		}
 		latency := float64(time.Since(began).Microseconds()) / 1000
 		content := toolContent(out, err)
@@ -434,7 +449,7 @@ func dedupe(s []string) []string {
 
 // emit appends an event to the run's stream. Event ids are the run id and
 // a sequence number, so they are stable across retries and replays.
-func (r *runState) emit(typ string, payload any, refs References) {
+func (r *runState) emit(typ string, payload any, refs References) Event {
 	if refs.Namespace == "" {
 		refs.Namespace = "vault-agent"
 	}
@@ -448,6 +463,7 @@ func (r *runState) emit(typ string, payload any, refs References) {
 		ev.EventID = fmt.Sprintf("%s-%04d", r.id, r.seq)
 	}
 	r.sink.Emit(ev)
+	return ev
 }
 
 // duplicateSearch reports whether query (with the same time range) is a

@@ -1,0 +1,873 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
+)
+
+// PARPromptVersion is the version of the par loop's prompts (prompt_version
+// of its events). Change it whenever a par prompt changes.
+const PARPromptVersion = "par-1.0.0"
+
+// Phases of the par loop, as recorded in ModelResponded events.
+const (
+	parPhasePlan      = "plan"
+	parPhaseAct       = "act"
+	parPhaseReflect   = "reflect"
+	parPhaseSynthesis = "synthesis"
+)
+
+// maxStepAttempts bounds how often one step is tried again after a
+// reflection that judged it unsatisfied without revising the plan.
+const maxStepAttempts = 2
+
+// ToolHandle names a tool a plan step intends to use (seed 003: name,
+// version, parameters). In JSON it is either the tool name as a string or
+// an object {"name", "version", "parameters"}; a handle with only a name is
+// written back as a string.
+type ToolHandle struct {
+	Name       string         `json:"name"`
+	Version    string         `json:"version,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// MarshalJSON writes a bare name as a string.
+func (h ToolHandle) MarshalJSON() ([]byte, error) {
+	if h.Version == "" && len(h.Parameters) == 0 {
+		return json.Marshal(h.Name)
+	}
+	type plain ToolHandle
+	return json.Marshal(plain(h))
+}
+
+// UnmarshalJSON accepts a string or an object.
+func (h *ToolHandle) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		*h = ToolHandle{}
+		return json.Unmarshal(b, &h.Name)
+	}
+	type plain ToolHandle
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*h = ToolHandle(p)
+	return nil
+}
+
+// PlanStep is one ordered, uniquely identified unit of work of a typed plan.
+type PlanStep struct {
+	ID           string       `json:"id"`
+	Description  string       `json:"description"`
+	Tools        []ToolHandle `json:"tools"`
+	ExitCriteria string       `json:"exit_criteria"`
+	// DependsOn lists earlier steps this one needs (optional).
+	DependsOn []string `json:"depends_on,omitempty"`
+}
+
+// ToolNames returns the names of the step's intended tools.
+func (s PlanStep) ToolNames() []string {
+	names := make([]string, 0, len(s.Tools))
+	for _, t := range s.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// TypedPlan is the plan artifact of the par loop (seed 003, pattern 1).
+type TypedPlan struct {
+	Steps        []PlanStep `json:"steps"`
+	ExitCriteria string     `json:"exit_criteria"`
+}
+
+// Clone returns a deep copy, so versions kept in a PlanHistory never share
+// slices with a plan being edited.
+func (p TypedPlan) Clone() TypedPlan {
+	b, _ := json.Marshal(p)
+	var c TypedPlan
+	_ = json.Unmarshal(b, &c)
+	if c.Steps == nil {
+		c.Steps = []PlanStep{}
+	}
+	return c
+}
+
+// Step returns the step with the given id.
+func (p TypedPlan) Step(id string) (PlanStep, bool) {
+	for _, s := range p.Steps {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return PlanStep{}, false
+}
+
+// Validate checks the plan: at least one step, unique non-empty step ids,
+// known tool names (when known is not nil) and dependencies on known steps.
+// The error lists every problem, each located (steps[1].id: ...).
+func (p TypedPlan) Validate(known []string) error {
+	var problems []string
+	if len(p.Steps) == 0 {
+		problems = append(problems, "the plan has no steps (at least one is required)")
+	}
+	seen := map[string]int{}
+	for i, s := range p.Steps {
+		switch prev, dup := seen[s.ID]; {
+		case strings.TrimSpace(s.ID) == "":
+			problems = append(problems, fmt.Sprintf("steps[%d].id is empty", i))
+		case dup:
+			problems = append(problems, fmt.Sprintf("steps[%d].id: duplicate step id %q (also steps[%d])", i, s.ID, prev))
+		default:
+			seen[s.ID] = i
+		}
+		for j, t := range s.Tools {
+			if known != nil && !slices.Contains(known, t.Name) {
+				problems = append(problems, fmt.Sprintf("steps[%d].tools[%d]: unknown tool %q (tools: %s)", i, j, t.Name, strings.Join(known, ", ")))
+			}
+		}
+	}
+	for i, s := range p.Steps {
+		for j, d := range s.DependsOn {
+			if at, ok := seen[d]; !ok || at >= i {
+				problems = append(problems, fmt.Sprintf("steps[%d].depends_on[%d]: %q is not an earlier step", i, j, d))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("invalid plan: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Summary is a one-line description for the reasoning block.
+func (p TypedPlan) Summary(version int) string {
+	var parts []string
+	for _, s := range p.Steps {
+		parts = append(parts, firstSentence(s.Description, 60))
+	}
+	return firstLine(fmt.Sprintf("Plan v%d: %s", version, strings.Join(parts, " → ")), 200)
+}
+
+// PlanID is the stable identifier of plan version n: "plan.vN".
+func PlanID(n int) string { return "plan.v" + strconv.Itoa(n) }
+
+// ParsePlanID reads "plan.vN" (or just N) back into a version number.
+func ParsePlanID(s string) (int, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "plan.v")
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: %q is not a plan version (want plan.vN)", ErrBadArgument, s)
+	}
+	return n, nil
+}
+
+// StepChange is one step present in both versions of a diff, with the
+// fields that differ.
+type StepChange struct {
+	ID     string   `json:"id"`
+	Fields []string `json:"fields"`
+	Before PlanStep `json:"before"`
+	After  PlanStep `json:"after"`
+}
+
+// PlanDiff describes what changed from one plan version to another. Steps
+// are matched by id.
+type PlanDiff struct {
+	From    string       `json:"from"`
+	To      string       `json:"to"`
+	Added   []PlanStep   `json:"added,omitempty"`
+	Removed []PlanStep   `json:"removed,omitempty"`
+	Changed []StepChange `json:"changed,omitempty"`
+	// Reordered is set when the steps both versions share changed order.
+	Reordered           bool `json:"reordered,omitempty"`
+	ExitCriteriaChanged bool `json:"exit_criteria_changed,omitempty"`
+	// RollbackOf names the version a rollback restored.
+	RollbackOf string `json:"rollback_of,omitempty"`
+}
+
+// Empty reports whether the two versions have the same steps and criteria.
+func (d PlanDiff) Empty() bool {
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && !d.Reordered && !d.ExitCriteriaChanged
+}
+
+// DiffPlans compares two plans step by step.
+func DiffPlans(a, b TypedPlan) PlanDiff {
+	var d PlanDiff
+	var sharedA, sharedB []string
+	for _, s := range a.Steps {
+		if t, ok := b.Step(s.ID); ok {
+			sharedA = append(sharedA, s.ID)
+			if fields := stepFieldsChanged(s, t); len(fields) > 0 {
+				d.Changed = append(d.Changed, StepChange{ID: s.ID, Fields: fields, Before: s, After: t})
+			}
+		} else {
+			d.Removed = append(d.Removed, s)
+		}
+	}
+	for _, s := range b.Steps {
+		if _, ok := a.Step(s.ID); ok {
+			sharedB = append(sharedB, s.ID)
+		} else {
+			d.Added = append(d.Added, s)
+		}
+	}
+	d.Reordered = !slices.Equal(sharedA, sharedB)
+	d.ExitCriteriaChanged = a.ExitCriteria != b.ExitCriteria
+	return d
+}
+
+func stepFieldsChanged(a, b PlanStep) []string {
+	var f []string
+	if a.Description != b.Description {
+		f = append(f, "description")
+	}
+	ta, _ := json.Marshal(a.Tools)
+	tb, _ := json.Marshal(b.Tools)
+	if !bytes.Equal(ta, tb) {
+		f = append(f, "tools")
+	}
+	if a.ExitCriteria != b.ExitCriteria {
+		f = append(f, "exit_criteria")
+	}
+	if !slices.Equal(a.DependsOn, b.DependsOn) {
+		f = append(f, "depends_on")
+	}
+	return f
+}
+
+// PlanHistory keeps every version of a run's typed plan, so that revisions
+// can be diffed and rolled back. Versions are numbered from 1 and never
+// change once added. It is not safe for concurrent use.
+type PlanHistory struct {
+	versions []TypedPlan
+}
+
+// Add records p as the next version and returns its number.
+func (h *PlanHistory) Add(p TypedPlan) int {
+	h.versions = append(h.versions, p.Clone())
+	return len(h.versions)
+}
+
+// Len is the number of versions.
+func (h *PlanHistory) Len() int { return len(h.versions) }
+
+// Version returns a copy of version n (1-based).
+func (h *PlanHistory) Version(n int) (TypedPlan, error) {
+	if n < 1 || n > len(h.versions) {
+		return TypedPlan{}, fmt.Errorf("%w: no plan version %d (have %d)", ErrBadArgument, n, len(h.versions))
+	}
+	return h.versions[n-1].Clone(), nil
+}
+
+// Latest returns a copy of the newest version and its number (0 when empty).
+func (h *PlanHistory) Latest() (TypedPlan, int) {
+	if len(h.versions) == 0 {
+		return TypedPlan{}, 0
+	}
+	return h.versions[len(h.versions)-1].Clone(), len(h.versions)
+}
+
+// Diff compares version a with version b.
+func (h *PlanHistory) Diff(a, b int) (PlanDiff, error) {
+	pa, err := h.Version(a)
+	if err != nil {
+		return PlanDiff{}, err
+	}
+	pb, err := h.Version(b)
+	if err != nil {
+		return PlanDiff{}, err
+	}
+	d := DiffPlans(pa, pb)
+	d.From, d.To = PlanID(a), PlanID(b)
+	return d, nil
+}
+
+// Rollback adds a new version equal to version n and returns its number and
+// its diff from the previous version (RollbackOf names version n). History
+// is never rewritten: rolling back is itself a revision.
+func (h *PlanHistory) Rollback(n int) (int, PlanDiff, error) {
+	p, err := h.Version(n)
+	if err != nil {
+		return 0, PlanDiff{}, err
+	}
+	prev := len(h.versions)
+	v := h.Add(p)
+	d, _ := h.Diff(prev, v)
+	d.RollbackOf = PlanID(n)
+	return v, d, nil
+}
+
+// parseTypedPlan reads a typed plan from a model reply: a JSON object,
+// bare or in a fenced block, optionally wrapped as {"plan": {...}}.
+func parseTypedPlan(text string, known []string) (TypedPlan, error) {
+	raw, _, ok := jsonObjectIn(text)
+	if !ok {
+		return TypedPlan{}, errors.New(`the reply holds no JSON object; answer with {"steps": [...], "exit_criteria": "..."}`)
+	}
+	var wrapper struct {
+		Plan  json.RawMessage `json:"plan"`
+		Steps json.RawMessage `json:"steps"`
+	}
+	_ = json.Unmarshal(raw, &wrapper)
+	if wrapper.Steps == nil && len(wrapper.Plan) > 0 && wrapper.Plan[0] == '{' {
+		raw = wrapper.Plan
+	}
+	return decodeTypedPlan(raw, known)
+}
+
+func decodeTypedPlan(raw json.RawMessage, known []string) (TypedPlan, error) {
+	var p TypedPlan
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return TypedPlan{}, fmt.Errorf("the plan does not match the schema: %v", err)
+	}
+	if err := p.Validate(known); err != nil {
+		return TypedPlan{}, err
+	}
+	return p.Clone(), nil
+}
+
+var reFence = regexp.MustCompile("(?s)```[ \t]*(?:json|JSON)?[ \t]*\\r?\\n(.*?)```")
+
+// jsonObjectIn finds a JSON object in a model reply: the whole text, else a
+// fenced block, else the first '{' from which an object decodes. prose is
+// the text around it.
+func jsonObjectIn(text string) (raw json.RawMessage, prose string, ok bool) {
+	t := strings.TrimSpace(text)
+	if isObject(t) {
+		return json.RawMessage(t), "", true
+	}
+	for _, m := range reFence.FindAllStringSubmatchIndex(t, -1) {
+		if body := strings.TrimSpace(t[m[2]:m[3]]); isObject(body) {
+			return json.RawMessage(body), strings.TrimSpace(t[:m[0]] + "\n" + t[m[1]:]), true
+		}
+	}
+	for i, tries := 0, 0; i < len(t) && tries < 64; i++ {
+		if t[i] != '{' {
+			continue
+		}
+		tries++
+		dec := json.NewDecoder(strings.NewReader(t[i:]))
+		var v json.RawMessage
+		if dec.Decode(&v) == nil && isObject(string(v)) {
+			end := i + int(dec.InputOffset())
+			return v, strings.TrimSpace(t[:i] + "\n" + t[end:]), true
+		}
+	}
+	return nil, t, false
+}
+
+func isObject(s string) bool {
+	if !strings.HasPrefix(s, "{") {
+		return false
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal([]byte(s), &m) == nil && m != nil
+}
+
+// toolGate restricts the tools offered to and run for the model: the
+// intended tools of a par step, or the allowed tools of a stage.
+type toolGate struct {
+	allow  func(name string) bool
+	refuse func(name string) error
+}
+
+// withSystem replaces the system message, building a new slice so that a
+// request already handed to a model keeps the messages it was sent.
+func (r *runState) withSystem(content string) {
+	msgs := make([]llm.Message, 0, len(r.messages)+2)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: content})
+	if len(r.messages) > 0 && r.messages[0].Role == llm.RoleSystem {
+		msgs = append(msgs, r.messages[1:]...)
+	} else {
+		msgs = append(msgs, r.messages...)
+	}
+	r.messages = msgs
+}
+
+// callSpec describes one model call of the par and staged loops.
+type callSpec struct {
+	phase     string
+	tools     []llm.ToolDef
+	stream    bool // stream deltas as answer text (only the final answer)
+	maxTokens int
+	refs      References
+}
+
+// modelCall makes one model call with r.messages and records it as
+// ModelResponded, like callModel but without streaming plan, act and
+// reflection text as if it were the answer.
+func (r *runState) modelCall(ctx context.Context, c callSpec) (*llm.Response, error) {
+	var onDelta func(string)
+	if c.stream {
+		onDelta = func(text string) {
+			if text != "" {
+				r.emit(EventAnswerDelta, TextPayload{Text: text}, References{})
+			}
+		}
+	}
+	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages, Tools: c.tools, MaxTokens: c.maxTokens}, onDelta)
+	payload := ModelRespondedPayload{Phase: c.phase, Messages: len(r.messages)}
+	for _, t := range c.tools {
+		payload.ToolNames = append(payload.ToolNames, t.Name)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		payload.Error = err.Error()
+	} else {
+		payload.Response = *resp
+	}
+	r.emit(EventModelResponded, payload, c.refs)
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// loopTools lists the tools the par and staged loops may use: those of the
+// run, without the write_todos planner (the typed plan or the policy is the
+// plan in these modes).
+func (r *runState) loopTools() []llm.ToolDef {
+	var out []llm.ToolDef
+	for _, d := range r.registry.Defs(nil) {
+		if d.Name == planner.ToolWriteTodos || d.Name == planner.ToolPlanProgress {
+			continue
+		}
+		if d.Name == toolRequestInput && !r.cfg.RequestInput {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func defNames(defs []llm.ToolDef) []string {
+	names := make([]string, 0, len(defs))
+	for _, d := range defs {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+func pickDefs(defs []llm.ToolDef, names []string) []llm.ToolDef {
+	var out []llm.ToolDef
+	for _, d := range defs {
+		if slices.Contains(names, d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// parStepNote is what the par loop remembers of a finished step attempt.
+type parStepNote struct {
+	step, status, text string
+}
+
+// par is the Plan → Act → Reflect loop (seed 003, pattern 1):
+//
+//   - Plan: a plain call ([phase:plan]) authors a typed plan before any
+//     tool call. It is validated; an invalid plan is sent back once with the
+//     error, a second invalid plan ends the run with stop reason error.
+//     PlanAuthored carries it as plan.v1.
+//   - Act: each step gets one tool-calling call ([phase:act]) offering only
+//     the step's intended tools; every tool event carries the step id and
+//     the plan id. A call to another tool is refused with a tool error.
+//   - Reflect: a plain call ([phase:observe]) judges the step against its
+//     exit criteria: ReflectionAdded with control {step_id, satisfied,
+//     revise, plan?}. A revised plan becomes the next version (PlanUpdated
+//     with its diff), a rollback_to re-adds an earlier version; the loop goes
+//     on with the first step of the current plan not yet satisfied. An
+//     unsatisfied step is tried again (at most maxStepAttempts times in a
+//     row); done (or should_continue false) skips the remaining steps.
+//   - Synthesis: a plain call without a tag writes the final answer, which
+//     is streamed.
+//
+// An iteration is one attempt at one step (its act call, tools and
+// reflection); the plan and synthesis calls are not iterations. Stop,
+// timeout and max iterations are honoured before every model call.
+func (r *runState) par(runCtx, timeoutCtx context.Context, user string) *Result {
+	var hist PlanHistory
+	res := r.parLoop(runCtx, timeoutCtx, user, &hist)
+	if p, v := hist.Latest(); v > 0 && res.Plan == nil {
+		res.Plan = p
+	}
+	return res
+}
+
+func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist *PlanHistory) *Result {
+	r.messages = buildMessages("", nil, user)
+	defer func() { r.gate, r.stepRef = nil, "" }()
+	all := r.loopTools()
+	known := defNames(all)
+	stopped := func() *Result {
+		if runCtx.Err() != nil {
+			return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+		}
+		return nil
+	}
+	failed := func(phase string, err error) *Result {
+		if res := stopped(); res != nil {
+			return res
+		}
+		return r.finish(StopError, "", fmt.Errorf("%s call failed: %w", phase, err))
+	}
+
+	// Plan.
+	var plan TypedPlan
+	var planErr error
+	var previous string
+	for attempt := 1; attempt <= 2; attempt++ {
+		if res := stopped(); res != nil {
+			return res
+		}
+		r.withSystem(parPlanPrompt(all, previous, planErr))
+		resp, err := r.modelCall(runCtx, callSpec{phase: parPhasePlan,
+			refs: References{PromptVersion: PARPromptVersion, SectionKey: "planning"}})
+		if err != nil {
+			return failed(parPhasePlan, err)
+		}
+		plan, planErr = parseTypedPlan(resp.Content, known)
+		if planErr == nil {
+			break
+		}
+		previous = resp.Content
+		r.logger.Info("par: plan rejected", "attempt", attempt, "err", planErr)
+	}
+	if planErr != nil {
+		return r.finish(StopError, "", fmt.Errorf("the model did not produce a valid plan: %w", planErr))
+	}
+	version := hist.Add(plan)
+	r.planRefs = PlanID(version)
+	r.emit(EventPlanAuthored, PlanPayload{Revision: version, Plan: plan, Summary: plan.Summary(version)},
+		References{PlanID: r.planRefs, PromptVersion: PARPromptVersion, SectionKey: "planning"})
+
+	// Act and reflect, step by step.
+	satisfied := map[string]bool{}
+	attempts := map[string]int{}
+	var notes []parStepNote
+	for {
+		step, ok := nextStep(plan, satisfied)
+		if !ok {
+			break
+		}
+		if res := stopped(); res != nil {
+			return res
+		}
+		if r.iteration >= r.cfg.MaxIterations {
+			return r.finish(StopMaxIterations, "", nil)
+		}
+		r.iteration++
+		attempts[step.ID]++
+		r.stepRef = step.ID
+		r.emit(EventTurnStarted, TurnStartedPayload{Iteration: r.iteration}, References{PlanID: r.planRefs, StepID: step.ID})
+		stepTools := step.ToolNames()
+		r.gate = parStepGate(step, r.planRefs)
+		refs := References{PlanID: r.planRefs, StepID: step.ID, PromptVersion: PARPromptVersion}
+
+		refs.SectionKey = "action"
+		r.withSystem(parActPrompt(plan, version, step, attempts[step.ID], notes))
+		resp, err := r.modelCall(runCtx, callSpec{phase: parPhaseAct, tools: pickDefs(all, stepTools), refs: refs})
+		if err != nil {
+			return failed(parPhaseAct, err)
+		}
+		actText := strings.TrimSpace(resp.Content)
+		if actText != "" {
+			r.lastText = actText
+		}
+		if len(resp.ToolCalls) > 0 {
+			r.messages = append(r.messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+			r.runTools(timeoutCtx, resp.ToolCalls)
+			if r.endReason != "" {
+				return r.finish(r.endReason, "", nil)
+			}
+		}
+		r.gate = nil
+		if res := stopped(); res != nil {
+			return res
+		}
+
+		refs.SectionKey = "reflection"
+		r.withSystem(parReflectPrompt(plan, version, step, actText, len(resp.ToolCalls)))
+		resp, err = r.modelCall(runCtx, callSpec{phase: parPhaseReflect, refs: refs})
+		if err != nil {
+			return failed(parPhaseReflect, err)
+		}
+		refl := parseReflection(resp.Content, step.ID)
+		if refl.text != "" {
+			r.lastText = refl.text
+		}
+
+		// A revision or rollback becomes a new plan version.
+		var update *PlanPayload
+		switch {
+		case refl.rollbackTo != "":
+			n, perr := ParsePlanID(refl.rollbackTo)
+			if perr == nil {
+				var d PlanDiff
+				if version, d, perr = hist.Rollback(n); perr == nil {
+					plan, _ = hist.Latest()
+					update = &PlanPayload{Revision: version, Plan: plan, Diff: d, Summary: plan.Summary(version) + " (rollback to " + PlanID(n) + ")"}
+				}
+			}
+			if perr != nil {
+				refl.control["error"] = perr.Error()
+			}
+		case refl.revise && refl.plan != nil:
+			revised, perr := decodeTypedPlan(refl.plan, known)
+			if perr != nil {
+				refl.control["error"] = perr.Error()
+				break
+			}
+			refl.control["plan"] = revised
+			prev := version
+			version = hist.Add(revised)
+			plan = revised
+			d, _ := hist.Diff(prev, version)
+			update = &PlanPayload{Revision: version, Plan: plan, Diff: d, Summary: plan.Summary(version)}
+		}
+		r.emit(EventReflectionAdded, TextPayload{Text: refl.text, Control: refl.control}, refs)
+		status := "unsatisfied"
+		if refl.satisfied {
+			status = "satisfied"
+			satisfied[step.ID] = true
+		} else if attempts[step.ID] >= maxStepAttempts {
+			status = fmt.Sprintf("unsatisfied after %d attempts; moving on", attempts[step.ID])
+			satisfied[step.ID] = true
+		}
+		notes = append(notes, parStepNote{step: step.ID, status: status, text: refl.text})
+		if update != nil {
+			r.planRefs = PlanID(version)
+			r.emit(EventPlanUpdated, *update, References{PlanID: r.planRefs, StepID: step.ID, PromptVersion: PARPromptVersion, SectionKey: "planning"})
+		}
+		if refl.done && update == nil {
+			break
+		}
+	}
+	r.stepRef = ""
+
+	// Synthesis.
+	if res := stopped(); res != nil {
+		return res
+	}
+	r.withSystem(parSynthesisPrompt(plan, version, notes))
+	resp, err := r.modelCall(runCtx, callSpec{phase: parPhaseSynthesis, stream: true,
+		refs: References{PlanID: r.planRefs, PromptVersion: PARPromptVersion, SectionKey: "action"}})
+	if err != nil {
+		return failed(parPhaseSynthesis, err)
+	}
+	answer := strings.TrimSpace(resp.Content)
+	if answer == "" {
+		return r.finish(StopError, "", errors.New("the synthesis call returned no text"))
+	}
+	return r.finish(StopFinalAnswer, answer, nil)
+}
+
+// nextStep is the first step of plan not yet satisfied.
+func nextStep(plan TypedPlan, satisfied map[string]bool) (PlanStep, bool) {
+	for _, s := range plan.Steps {
+		if !satisfied[s.ID] {
+			return s, true
+		}
+	}
+	return PlanStep{}, false
+}
+
+// parStepGate offers only the step's intended tools and refuses others.
+func parStepGate(step PlanStep, planID string) *toolGate {
+	names := step.ToolNames()
+	return &toolGate{
+		allow: func(name string) bool { return slices.Contains(names, name) },
+		refuse: func(name string) error {
+			list := strings.Join(names, ", ")
+			if list == "" {
+				list = "(none)"
+			}
+			return toolErrorf("tool %q is not declared for step %s of %s; this step's tools: %s. Revise the plan to use it.",
+				name, step.ID, planID, list)
+		},
+	}
+}
+
+// parReflection is a parsed reflection.
+type parReflection struct {
+	text       string
+	satisfied  bool
+	revise     bool
+	done       bool
+	plan       json.RawMessage
+	rollbackTo string
+	control    map[string]any
+}
+
+// parseReflection reads a reflection reply: prose, then a JSON control
+// block {"satisfied", "revise", "plan", "rollback_to", "done"}. A missing
+// "satisfied" means the reflection raised no objection (satisfied); the
+// observe-style fields of the offline model are understood too
+// (observation as text, should_continue false as done). Malformed control
+// JSON is treated as text.
+func parseReflection(content, stepID string) parReflection {
+	raw, prose, ok := jsonObjectIn(content)
+	var c map[string]json.RawMessage
+	if ok {
+		_ = json.Unmarshal(raw, &c)
+	}
+	refl := parReflection{text: prose, satisfied: true}
+	boolOf := func(key string) (bool, bool) {
+		var b bool
+		if v, ok := c[key]; ok && json.Unmarshal(v, &b) == nil {
+			return b, true
+		}
+		return false, false
+	}
+	strOf := func(key string) string {
+		var s string
+		if v, ok := c[key]; ok && json.Unmarshal(v, &s) == nil {
+			return strings.TrimSpace(s)
+		}
+		return ""
+	}
+	if b, ok := boolOf("satisfied"); ok {
+		refl.satisfied = b
+	}
+	refl.revise, _ = boolOf("revise")
+	if v, ok := c["plan"]; ok && len(v) > 0 && v[0] == '{' {
+		refl.plan = v
+		if _, set := c["revise"]; !set {
+			refl.revise = true
+		}
+	}
+	if b, ok := boolOf("done"); ok {
+		refl.done = b
+	} else if b, ok := boolOf("should_continue"); ok {
+		refl.done = !b
+	}
+	if v, ok := c["rollback_to"]; ok {
+		var n int
+		if json.Unmarshal(v, &n) == nil {
+			refl.rollbackTo = PlanID(n)
+		} else {
+			refl.rollbackTo = strOf("rollback_to")
+		}
+	}
+	if refl.text == "" {
+		for _, k := range []string{"reflection", "observation", "text"} {
+			if s := strOf(k); s != "" {
+				refl.text = s
+				break
+			}
+		}
+	}
+	refl.control = map[string]any{"step_id": stepID, "satisfied": refl.satisfied, "revise": refl.revise}
+	if refl.done {
+		refl.control["done"] = true
+	}
+	if refl.rollbackTo != "" {
+		refl.control["rollback_to"] = refl.rollbackTo
+	}
+	return refl
+}
+
+// The par prompts. Each carries the tag the offline model keys on.
+
+const parPreamble = `You are vault-agent, an assistant that answers questions about the user's markdown notes (an Obsidian-style vault).
+You cannot edit the vault; you can only search and read it with tools. You work in Plan → Act → Reflect mode.`
+
+func parPlanPrompt(tools []llm.ToolDef, previous string, prevErr error) string {
+	var b strings.Builder
+	b.WriteString(parPreamble)
+	b.WriteString("\n\n[phase:plan] Write the plan for the user's request before any tool is used.\n")
+	b.WriteString(`Reply with only a JSON object:
+{"steps": [{"id": "s1", "description": "what this step does", "tools": ["localSearch"], "exit_criteria": "when the step is done"}],
+ "exit_criteria": "when the whole request is answered"}
+Rules: 1 to 8 steps in order; unique short ids; "tools" lists the tools the step will call (may be empty for a reasoning step);
+the last step usually answers with [[Note]] citations.`)
+	b.WriteString("\n\nAvailable tools:\n")
+	for _, d := range tools {
+		fmt.Fprintf(&b, "- %s: %s\n", d.Name, firstSentence(d.Description, 160))
+	}
+	if prevErr != nil {
+		fmt.Fprintf(&b, "\nYour previous plan was rejected: %v\nPrevious reply:\n%s\nWrite a corrected plan.\n", prevErr, firstLine(strings.ReplaceAll(previous, "\n", " "), 2000))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func planJSON(p TypedPlan) string {
+	b, _ := json.MarshalIndent(p, "", "  ")
+	return string(b)
+}
+
+func writeNotes(b *strings.Builder, notes []parStepNote) {
+	if len(notes) == 0 {
+		return
+	}
+	b.WriteString("\n\nProgress so far:\n")
+	for _, n := range notes {
+		fmt.Fprintf(b, "- %s (%s): %s\n", n.step, n.status, firstSentence(n.text, 300))
+	}
+}
+
+func parActPrompt(plan TypedPlan, version int, step PlanStep, attempt int, notes []parStepNote) string {
+	var b strings.Builder
+	b.WriteString(parPreamble)
+	fmt.Fprintf(&b, "\n\n[phase:act] Carry out step %s of plan %s now.\n", step.ID, PlanID(version))
+	fmt.Fprintf(&b, "Current step: %s: %s\n", step.ID, step.Description)
+	tools := strings.Join(step.ToolNames(), ", ")
+	if tools == "" {
+		tools = "(none: this step is reasoning only; reply with a short note of what you concluded)"
+	}
+	fmt.Fprintf(&b, "Intended tools for this step: %s\n", tools)
+	fmt.Fprintf(&b, "Exit criteria of this step: %s\n", step.ExitCriteria)
+	if attempt > 1 {
+		fmt.Fprintf(&b, "This is attempt %d at this step: the last attempt did not meet its exit criteria.\n", attempt)
+	}
+	b.WriteString("Call the tools this step needs (other tools are refused). Do not repeat a search you already made.\n\nPlan:\n")
+	b.WriteString(planJSON(plan))
+	writeNotes(&b, notes)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func parReflectPrompt(plan TypedPlan, version int, step PlanStep, actText string, calls int) string {
+	var b strings.Builder
+	b.WriteString(parPreamble)
+	fmt.Fprintf(&b, "\n\n[phase:observe] Reflect on step %s of plan %s: judge its outcome against its exit criteria.\n", step.ID, PlanID(version))
+	fmt.Fprintf(&b, "Step %s: %s\nExit criteria: %s\n", step.ID, step.Description, step.ExitCriteria)
+	if calls > 0 {
+		fmt.Fprintf(&b, "The step made %d tool call(s); their results are the last messages of the conversation.\n", calls)
+	} else if actText != "" {
+		fmt.Fprintf(&b, "The step called no tool; it concluded: %s\n", firstLine(actText, 1000))
+	}
+	b.WriteString(`Reply with one or two sentences, then a ` + "```json" + ` block:
+{"step_id": "` + step.ID + `", "satisfied": true, "revise": false, "done": false}
+- satisfied: the step met its exit criteria;
+- revise: true with "plan": {a complete new plan, same format} when the plan must change (keep the ids of steps already done);
+- rollback_to: "plan.vN" to go back to an earlier version of the plan;
+- done: true when the whole plan's exit criteria are already met and the remaining steps can be skipped.
+
+Plan:
+`)
+	b.WriteString(planJSON(plan))
+	return b.String()
+}
+
+func parSynthesisPrompt(plan TypedPlan, version int, notes []parStepNote) string {
+	var b strings.Builder
+	b.WriteString(parPreamble)
+	fmt.Fprintf(&b, "\n\nAll steps of plan %s are done. Write the final answer to the user's request now, from the tool results in the conversation.\n", PlanID(version))
+	b.WriteString("Answer from the notes only and cite every note you use as [[Note Name]]. If the notes do not contain the answer, say so plainly.\n")
+	fmt.Fprintf(&b, "The plan's exit criteria: %s", plan.ExitCriteria)
+	writeNotes(&b, notes)
+	return strings.TrimRight(b.String(), "\n")
+}
