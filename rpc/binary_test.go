@@ -20,12 +20,17 @@ var (
 	binDir  string
 	binPath string
 	binErr  error
+
+	// cleanupDirs are removed when the test binary ends.
+	cleanupDirs []string
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	for _, d := range append(cleanupDirs, binDir) {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }
