@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -775,4 +776,77 @@ func updateTypes(s *rpctest.Session, runID string) []string {
 		}
 	}
 	return out
+}
+
+// TestAgentRequestInput: a roa run asks the host a question
+// (agent_request_input), agent/input answers it, and the run resumes.
+func TestAgentRequestInput(t *testing.T) {
+	noLeaks(t)
+	model := llm.NewScripted([]llm.Turn{
+		{Content: "```json\n{\"plan\": \"Ask which starter.\", \"tools_to_consider\": [], \"finish\": false}\n```"},
+		{ToolCalls: []llm.ScriptedToolCall{{Name: "request_input", Arguments: map[string]any{"question": "Rye or wheat?"}}}},
+		{Content: `{"observation": "The user means rye.", "should_continue": false, "final_answer": "Feed the rye starter daily."}`},
+	})
+	s := start(t, rpc.Config{Model: model})
+	initialize(t, s, map[string]any{"settings": map[string]any{"mode": "roa"}})
+	ctx := ctxT(t)
+	run, _ := s.Start("agent/run", map[string]any{"message": "starter help", "runId": "in1"})
+	n, err := s.AwaitNotification(ctx, "agent/update", updateIs("in1", "agent_request_input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u rpc.AgentUpdateParams
+	json.Unmarshal(n.Params, &u)
+	if u.Question != "Rye or wheat?" {
+		t.Errorf("question = %q", u.Question)
+	}
+	var in rpc.AgentInputResult
+	if err := s.Call(ctx, "agent/input", map[string]any{"runId": "in1", "content": "rye, please"}, &in); err != nil || !in.Accepted {
+		t.Fatalf("agent/input = %+v, %v", in, err)
+	}
+	resp, err := run.Wait(ctx)
+	if err != nil || resp.Error != nil {
+		t.Fatalf("run = %+v, %v", resp, err)
+	}
+	var res rpc.AgentRunResult
+	json.Unmarshal(resp.Result, &res)
+	if res.Answer != "Feed the rye starter daily." || res.StopReason != agent.StopFinalAnswer {
+		t.Errorf("result = %+v", res)
+	}
+	types := updateTypes(s, "in1")
+	for _, want := range []string{"agent_reason", "agent_observe", "tool_start", "tool_complete"} {
+		if !slices.Contains(types, want) {
+			t.Errorf("updates %v lack %s", types, want)
+		}
+	}
+	if err := s.Call(ctx, "agent/input", map[string]any{"runId": "in1", "content": "late"}, &in); err != nil || in.Accepted {
+		t.Errorf("agent/input after the run = %+v, %v", in, err)
+	}
+}
+
+// TestDeadHost: when the host stops reading (its end of our stdout is
+// closed), the first failed write ends Serve cleanly.
+func TestDeadHost(t *testing.T) {
+	noLeaks(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := rpc.New(rpc.Config{InMemoryIndex: true})
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), inR, outW) }()
+	c := rpctest.NewClient(outR, inW, "header")
+	if err := c.Call(ctxT(t), "vault/status", nil, nil); err == nil {
+		t.Fatal("want not initialized")
+	}
+	outR.Close() // the host is gone: our writes fail
+	c.Notify("vault/status", nil)
+	c.Start("vault/status", nil)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve = %v, want nil", err)
+		}
+	case <-ctxT(t).Done():
+		t.Fatal("Serve did not end after the host went away")
+	}
+	inW.Close()
 }
