@@ -144,6 +144,8 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 		res = r.roa(runCtx, timeoutCtx, user)
 	case ModePAR:
 		res = r.par(runCtx, timeoutCtx, user)
+	case ModeStaged:
+		res = r.staged(runCtx, timeoutCtx, user)
 	default:
 		res = r.finish(StopError, "", fmt.Errorf("mode %q is not available", cfg.Mode))
 	}
