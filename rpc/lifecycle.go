@@ -124,7 +124,7 @@ func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *Initial
 			st.close()
 		}
 	}()
-	st.index, err = search.Open(ctx, search.Options{Path: indexPath, Vault: v, Logger: s.cfg.Logger})
+	st.index, err = search.Open(ctx, search.Options{Path: indexPath, Vault: v, Logger: s.shared})
 	if err != nil {
 		if errors.Is(err, search.ErrLocked) {
 			return nil, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError,
@@ -153,7 +153,7 @@ func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *Initial
 	if indexPath != "" {
 		reviews = filepath.Clean(indexPath) + "-reviews.db"
 	}
-	st.agent, err = agent.New(agent.Deps{Model: model, Index: st.index, Logger: s.cfg.Logger, ReviewStorePath: reviews})
+	st.agent, err = agent.New(agent.Deps{Model: model, Index: st.index, Logger: s.shared, ReviewStorePath: reviews})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the agent: %w", err)
 	}
@@ -215,7 +215,7 @@ func (s *Server) newModel(settings Settings) (llm.Model, error) {
 		Model:    settings.Model,
 		BaseURL:  settings.BaseURL,
 		APIKey:   s.cfg.APIKey,
-		Logger:   s.cfg.Logger,
+		Logger:   s.shared,
 	})
 	if err != nil {
 		return nil, &paramError{field: "settings.provider", msg: fmt.Sprintf("model %q cannot be used: %v", settings.Provider, err)}

@@ -65,9 +65,12 @@ const (
 // Server is the JSON-RPC server of one host connection. Create it with New
 // and call Serve once.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	host *hostLog
+	cfg Config
+	// log is the server's own logger; shared is handed to the packages the
+	// server drives. Both forward warnings to the host.
+	log    *slog.Logger
+	shared *slog.Logger
+	host   *hostLog
 
 	served atomic.Bool
 
@@ -127,7 +130,8 @@ func New(cfg Config) *Server {
 		runs:   map[string]*activeRun{},
 	}
 	s.host = newHostLog(s)
-	s.log = slog.New(teeHandler{inner: cfg.Logger.Handler(), host: s.host}).With("component", "rpc")
+	s.shared = slog.New(teeHandler{inner: cfg.Logger.Handler(), host: s.host})
+	s.log = s.shared.With("component", "rpc")
 	s.cancels.requests = map[jsonrpc2.ID]*inflight{}
 	return s
 }

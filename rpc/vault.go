@@ -21,7 +21,6 @@ func (s *Server) openIndex() (*search.Index, error) {
 
 // search runs vault/search.
 func (s *Server) search(ctx context.Context, p *SearchParams) (*search.Results, error) {
-	const method = MethodVaultSearch
 	idx, err := s.openIndex()
 	if err != nil {
 		return nil, err
@@ -46,7 +45,7 @@ func (s *Server) search(ctx context.Context, p *SearchParams) (*search.Results, 
 	}
 	res, err := idx.Search(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", method, truncate(p.Query, 200), err)
+		return nil, fmt.Errorf("query %q: %w", truncate(p.Query, 200), err)
 	}
 	if res.Results == nil {
 		res.Results = []search.Result{}
