@@ -47,8 +47,14 @@ type snipTerm struct {
 type compiler struct {
 	text, cjk analysis.Analyzer
 	fuzzy     bool
-	terms     []snipTerm
-	fuzzed    bool // at least one term got fuzziness
+	// files returns the paths whose file key matches a file: value; nil
+	// falls back to a wildcard query on the file field.
+	files func(name string) []string
+	// prefix returns the paths starting with a lower-cased prefix; nil
+	// falls back to a prefix query on the path keyword.
+	paths  func(prefix string) []string
+	terms  []snipTerm
+	fuzzed bool // at least one term got fuzziness
 }
 
 func (c *compiler) compile(n Node, negated bool) compiled {
@@ -66,12 +72,19 @@ func (c *compiler) compile(n Node, negated bool) compiled {
 		if n.Prefix == "" {
 			return compiled{q: query.NewMatchAllQuery()}
 		}
-		pq := query.NewPrefixQuery(n.Prefix)
-		pq.SetField(fPath)
-		return compiled{q: pq}
+		return c.prefix(n.Prefix)
 	case File:
 		// Like Obsidian's file:, a plain name matches any basename
 		// containing it; with * or ? it is a pattern for the whole name.
+		// Matching the in-memory path list is much faster than a
+		// wildcard query over the term dictionary.
+		if c.files != nil {
+			ids := c.files(n.Name)
+			if len(ids) == 0 {
+				return matchNothing
+			}
+			return compiled{q: query.NewDocIDQuery(ids)}
+		}
 		pattern := n.Name
 		if !strings.ContainsAny(pattern, "*?") {
 			pattern = "*" + pattern + "*"
@@ -169,6 +182,22 @@ func minShould(n int) int {
 		return n
 	}
 	return (n + 1) / 2
+}
+
+// prefix matches notes whose lower-cased path starts with p. A prefix query
+// expands to one term per matching path (each path is its own keyword), so
+// the in-memory path list is used when available.
+func (c *compiler) prefix(p string) compiled {
+	if c.paths != nil {
+		ids := c.paths(p)
+		if len(ids) == 0 {
+			return matchNothing
+		}
+		return compiled{q: query.NewDocIDQuery(ids)}
+	}
+	pq := query.NewPrefixQuery(p)
+	pq.SetField(fPath)
+	return compiled{q: pq}
 }
 
 func termQ(field, term string) query.Query {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -97,6 +98,8 @@ type Index struct {
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
 	paths       []string // sorted; nil when stale
+	fileKeys    []string // fileKey of each of paths
+	lowerPaths  []string // each of paths, lower-cased
 	lastIndexed time.Time
 
 	indexing atomic.Bool
@@ -500,11 +503,23 @@ func (ix *Index) Note(path string) (NoteMeta, bool) {
 // Paths returns every indexed note path, sorted. The slice is shared: do
 // not modify it.
 func (ix *Index) Paths() []string {
+	p, _ := ix.pathsAndKeys()
+	return p
+}
+
+func (ix *Index) pathsAndKeys() ([]string, []string) {
+	p, k, _ := ix.pathTables()
+	return p, k
+}
+
+// pathTables returns the sorted paths with their file keys and lower-cased
+// forms, building them if stale.
+func (ix *Index) pathTables() (paths, fileKeys, lower []string) {
 	ix.mu.RLock()
-	p := ix.paths
+	p, k, l := ix.paths, ix.fileKeys, ix.lowerPaths
 	ix.mu.RUnlock()
 	if p != nil {
-		return p
+		return p, k, l
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -514,9 +529,47 @@ func (ix *Index) Paths() []string {
 			ps = append(ps, k)
 		}
 		sort.Strings(ps)
-		ix.paths = ps
+		keys := make([]string, len(ps))
+		lower := make([]string, len(ps))
+		for i, p := range ps {
+			keys[i] = fileKey(p)
+			lower[i] = strings.ToLower(p)
+		}
+		ix.paths, ix.fileKeys, ix.lowerPaths = ps, keys, lower
 	}
-	return ix.paths
+	return ix.paths, ix.fileKeys, ix.lowerPaths
+}
+
+// matchPrefix returns the paths starting with prefix (lower-case).
+func (ix *Index) matchPrefix(prefix string) []string {
+	ps, _, lower := ix.pathTables()
+	var out []string
+	for i, l := range lower {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, ps[i])
+		}
+	}
+	return out
+}
+
+// matchFiles returns the paths whose file key (lower-cased basename without
+// ".md") contains name, or matches it as a pattern when it has * or ?.
+func (ix *Index) matchFiles(name string) []string {
+	ps, keys := ix.pathsAndKeys()
+	glob := strings.ContainsAny(name, "*?")
+	var out []string
+	for i, k := range keys {
+		var ok bool
+		if glob {
+			ok, _ = path.Match(name, k)
+		} else {
+			ok = strings.Contains(k, name)
+		}
+		if ok {
+			out = append(out, ps[i])
+		}
+	}
+	return out
 }
 
 // Tags returns every tag with the number of notes carrying it, sorted by
@@ -588,8 +641,9 @@ func (ix *Index) isClosed() bool {
 	}
 }
 
-// Close stops the watcher, waits for pending writes to reach the disk and
-// releases the index.
+// Close stops the watcher, waits for a running Sync or Apply to end (cancel
+// its context first to make that quick) and for pending writes to reach
+// the disk, and releases the index.
 func (ix *Index) Close() error {
 	var err error
 	ix.closeOnce.Do(func() {

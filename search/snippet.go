@@ -1,10 +1,15 @@
 package search
 
 import (
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -27,17 +32,32 @@ func (ix *Index) addSnippets(res *Results, c *compiler) {
 		}
 		anyCJK = anyCJK || hasCJK(t.term)
 	}
-	for i := range res.Results {
-		r := &res.Results[i]
-		n, err := ix.v.ReadNote(r.Path)
-		if err != nil || len(n.Chunks) == 0 {
-			continue
-		}
-		ch, spans := ix.bestChunk(n, terms, anyCJK)
-		r.Heading = ch.Heading
-		r.ChunkIndex = ch.Index
-		r.Snippet = buildSnippet(ch.Text, spans, snippetRunes)
+	// Reading and parsing the notes dominates; spread it over the cores.
+	workers := min(runtime.GOMAXPROCS(0), len(res.Results))
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(res.Results) {
+					return
+				}
+				r := &res.Results[i]
+				n, err := ix.v.ReadNote(r.Path)
+				if err != nil || len(n.Chunks) == 0 {
+					continue
+				}
+				ch, spans := ix.bestChunk(n, terms, anyCJK)
+				r.Heading = ch.Heading
+				r.ChunkIndex = ch.Index
+				r.Snippet = buildSnippet(ch.Text, spans, snippetRunes)
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 type span struct{ start, end int } // byte offsets
@@ -67,7 +87,7 @@ func (ix *Index) matchSpans(text string, terms map[string]int, anyCJK bool) ([]s
 	}
 	hit := make(map[string]bool)
 	var spans []span
-	for _, tok := range ix.textAn.Analyze([]byte(text)) {
+	for _, tok := range ix.analyzeCandidates(text, terms) {
 		if t, ok := matchTerm(string(tok.Term), terms); ok {
 			hit[t] = true
 			spans = append(spans, span{tok.Start, tok.End})
@@ -100,6 +120,102 @@ func joinSpans(text string, s []span) []span {
 		out = append(out, x)
 	}
 	return out
+}
+
+// analyzeCandidates returns the analyzed tokens of text that may match a
+// term. Running bleve's unicode segmenter and stemmer over every chunk of
+// every hit costs more than the search itself, so a simple scanner splits
+// words (letters, digits, '_' and inner apostrophes and dots, like UAX #29
+// for the scripts the text analyzer handles) and only words sharing their
+// first two folded characters with a term go through the analyzer's
+// filters. Porter stemming only rewrites suffixes, so no match is lost.
+func (ix *Index) analyzeCandidates(text string, terms map[string]int) analysis.TokenStream {
+	da, ok := ix.textAn.(*analysis.DefaultAnalyzer)
+	if !ok {
+		return ix.textAn.Analyze([]byte(text))
+	}
+	prefixes := make(map[string]bool, len(terms))
+	fuzzy := false
+	for t, f := range terms {
+		prefixes[firstRunes(t, 2)] = true
+		fuzzy = fuzzy || f > 0
+	}
+	var toks analysis.TokenStream
+	pos := 0
+	scanWords(text, func(start, end int) {
+		word := text[start:end]
+		if !fuzzy {
+			key := firstRunes(word, 2)
+			if !isASCII([]byte(key)) {
+				key = firstRunes(string(asciiFolder.Filter([]byte(strings.ToLower(key)))), 2)
+			} else {
+				key = strings.ToLower(key)
+			}
+			if !prefixes[key] {
+				return
+			}
+		}
+		pos++
+		toks = append(toks, &analysis.Token{Start: start, End: end, Term: []byte(word), Position: pos, Type: analysis.AlphaNumeric})
+	})
+	for _, f := range da.TokenFilters {
+		toks = f.Filter(toks)
+	}
+	return toks
+}
+
+func firstRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// scanWords calls fn with the byte span of each word of s. CJK characters
+// separate words (the CJK analyzer handles them).
+func scanWords(s string, fn func(start, end int)) {
+	start := -1
+	prevWord := false
+	for i, r := range s {
+		word := isWordRune(r)
+		if !word && start >= 0 && (r == '\'' || r == '’' || r == '.' || r == ',') {
+			// Inner punctuation joins "don't", "e.g", "3.14" when a word
+			// character follows.
+			next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+			if prevWord && isWordRune(next) && (r != ',' || unicode.IsDigit(next)) {
+				prevWord = false
+				continue
+			}
+		}
+		if word {
+			if start < 0 {
+				start = i
+			}
+			prevWord = true
+			continue
+		}
+		if start >= 0 {
+			fn(start, i)
+			start = -1
+		}
+		prevWord = false
+	}
+	if start >= 0 {
+		fn(start, len(s))
+	}
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_'
+	}
+	if r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+		return false
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
 func matchTerm(tok string, terms map[string]int) (string, bool) {

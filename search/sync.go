@@ -62,7 +62,8 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	}
 	var toRead []seen
 	onDisk := make(map[string]bool, ix.Count())
-	ix.mu.RLock()
+	// ix.meta is only written with writeMu held, which we hold: reading it
+	// without mu does not race, and does not block Paths() during the walk.
 	err := ix.v.Walk(ctx, func(fi vault.FileInfo) error {
 		onDisk[fi.Path] = true
 		m := ix.meta[fi.Path]
@@ -79,7 +80,6 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 			removed = append(removed, p)
 		}
 	}
-	ix.mu.RUnlock()
 	if err != nil {
 		return stats, fmt.Errorf("sync: walk vault: %w", err)
 	}
