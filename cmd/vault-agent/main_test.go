@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var binary string
+
+// TestMain builds the command once; the tests run it like a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vault-agent-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "vault-agent")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func runCLI(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+t.TempDir())
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{so.String(), se.String(), code}
+}
+
+const fixture = "../../testdata/vault"
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"search", "--vault", fixture, "--bogus", "x"}, 2, "unknown flag: --bogus"},
+		{"missing vault flag", []string{"search", "sourdough"}, 2, "--vault is required"},
+		{"vault does not exist", []string{"search", "--vault", "/no/such/vault", "x"}, 1, "/no/such/vault"},
+		{"empty query", []string{"search", "--vault", fixture}, 2, "a query is required"},
+		{"bad limit", []string{"search", "--vault", fixture, "--limit", "0", "x"}, 2, "--limit must be between 1 and 100"},
+		{"empty question", []string{"ask", "--vault", fixture}, 2, "a question is required"},
+		{"bad mode", []string{"ask", "--vault", fixture, "--mode", "yolo", "x"}, 2, "--mode must be"},
+		{"bad max iterations", []string{"ask", "--vault", fixture, "--max-iterations", "99", "x"}, 2, "between 1 and 50"},
+		{"unknown provider", []string{"ask", "--vault", fixture, "--provider", "magic", "x"}, 2, "magic"},
+		{"bad codec", []string{"serve", "--codec", "xml"}, 2, "--codec must be header or line"},
+		{"unknown command", []string{"frobnicate"}, 1, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want exit %d with %q", r.code, r.stderr, tt.code, tt.want)
+			}
+			if r.stdout != "" {
+				t.Fatalf("stdout not empty on error: %q", r.stdout)
+			}
+		})
+	}
+}
+
+func TestIndexAndSearch(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "idx")
+	r := runCLI(t, "index", "--vault", fixture, "--index", idx)
+	if r.code != 0 || !regexp.MustCompile(`^\d+ notes indexed \(\d+ added`).MatchString(r.stdout) {
+		t.Fatalf("index: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "index", "--vault", fixture, "--index", idx, "--json")
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum["added"].(float64) != 0 || sum["unchanged"].(float64) == 0 {
+		t.Fatalf("second index should change nothing: %s (%v)", r.stdout, err)
+	}
+	r = runCLI(t, "search", "--vault", fixture, "--index", idx, "--limit", "3", "sourdough", "starter")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "1. Sourdough Starter  (recipes/Sourdough Starter.md)") {
+		t.Fatalf("search: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "search", "--vault", fixture, "--index", idx, "--json", "tag:#recipe")
+	var res struct {
+		Results []struct{ Path string } `json:"results"`
+		Total   int                     `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Total == 0 {
+		t.Fatalf("search --json: %v\n%s", err, r.stdout)
+	}
+}
+
+func TestAskOffline(t *testing.T) {
+	r := runCLI(t, "ask", "--vault", fixture, "--planner", "how do I keep my sourdough starter alive?")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "[[Sourdough Starter]]") {
+		t.Fatalf("answer does not cite the starter note:\n%s", r.stdout)
+	}
+	for _, tag := range []string{"[Plan]", "[Act]", "[Obs]", "[Reflect]"} {
+		if !strings.Contains(r.stderr, tag) {
+			t.Errorf("steps on stderr lack %s:\n%s", tag, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "[Act]") {
+		t.Error("steps leaked to stdout")
+	}
+}
+
+func TestAskJSONEvents(t *testing.T) {
+	r := runCLI(t, "ask", "--vault", fixture, "--json", "what did we decide about the LoRa gateway?")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last struct {
+		Type   string `json:"type"`
+		Result struct {
+			StopReason string `json:"stopReason"`
+			Answer     string `json:"answer"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "result" || last.Result.StopReason != "final_answer" {
+		t.Fatalf("last line %q (%v)", lines[len(lines)-1], err)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		var ev struct {
+			Type  string `json:"type"`
+			Event struct {
+				EventType string `json:"event_type"`
+				EventID   string `json:"event_id"`
+			} `json:"event"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Type != "event" || ev.Event.EventID == "" {
+			t.Fatalf("bad event line %q (%v)", l, err)
+		}
+	}
+}
+
+func TestAskTraceIsWritten(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	r := runCLI(t, "ask", "--vault", fixture, "--trace", trace, "sourdough")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 5 || !strings.Contains(lines[0], `"RunStarted"`) || !strings.Contains(lines[len(lines)-1], `"RunTerminated"`) {
+		t.Fatalf("trace:\n%s", b)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	r := runCLI(t, "--help")
+	for _, cmd := range []string{"ask", "search", "index", "serve", "watch"} {
+		if !strings.Contains(r.stdout, cmd) {
+			t.Errorf("--help lacks %s", cmd)
+		}
+	}
+	r = runCLI(t, "search", "--help")
+	if !strings.Contains(r.stdout, "tag:#x") {
+		t.Errorf("search --help lacks the query language:\n%s", r.stdout)
+	}
+	if r = runCLI(t, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "vault-agent ") {
+		t.Errorf("version: %q", r.stdout)
+	}
+}
