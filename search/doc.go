@@ -32,8 +32,23 @@
 // next one is analysed; each Sync waits for its last batch to be persisted
 // before returning.
 //
+// Phrase queries need term positions, so the title, headings and body
+// fields keep term vectors (bleve's phrase searcher reads them); the other
+// fields do not.
+//
 // Searching: see query.go for the query language and compile.go for how it
-// maps onto bleve queries and ranking; snippet.go for snippets.
+// maps onto bleve queries and ranking. In short: free terms are BM25-ranked
+// over the weighted fields and all of them must match when there are one
+// or two, half of them (rounded up) when there are more; stop words are
+// ignored; "phrases" must match; tag:, path:, file: and the Request filters
+// do not score; a search with only filters lists notes newest first; a
+// search that matches nothing is retried with fuzziness 1 (2 for terms of
+// 7+ characters) on terms of 4+ characters and sets Results.Fuzzy.
+// Request.Tags and Request.Folders match any of their values. file: and
+// path: are resolved against the in-memory path list (faster than term
+// expansion in bleve). Snippets come from the chunk of the note with the
+// most distinct query-term matches, about 200 characters around the
+// densest run of matches, each wrapped in "**".
 //
 // The package never writes into the vault and reads notes only through
 // vault.Vault, which resolves every path inside the vault.

@@ -244,3 +244,23 @@ func TestBuildSnippet(t *testing.T) {
 		t.Errorf("adjacent: %q", got)
 	}
 }
+
+// FuzzSearch checks that no query string makes Search panic.
+func FuzzSearch(f *testing.F) {
+	for _, s := range []string{`a "b c" -d tag:#e/f path:g/ file:h OR (i j`, "file:[", "file:*?*", "path:\\", "東京 -\"", "sourdugh*", "\"the\"", "-(-(-x))"} {
+		f.Add(s)
+	}
+	ix := openIndex(f, writeVault(f, smallVault), "")
+	f.Fuzz(func(t *testing.T, q string) {
+		start := time.Now()
+		defer func() {
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("Search(%q) took %v", q, d)
+			}
+		}()
+		_, err := ix.Search(context.Background(), Request{Query: q, Tags: []string{q}, Folders: []string{q}})
+		if err != nil && !errors.Is(err, ErrBadQuery) && !errors.Is(err, ErrEmptyQuery) {
+			t.Fatalf("Search(%q): %v", q, err)
+		}
+	})
+}

@@ -48,6 +48,9 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	defer ix.indexing.Store(false)
 
 	var stats SyncStats
+	if ix.idx == nil && ix.pendingReason == "" {
+		ix.pendingReason = "index was not open (an earlier rebuild failed)"
+	}
 	if reason := ix.pendingReason; reason != "" {
 		if err := ix.reset(); err != nil {
 			return stats, err
@@ -347,6 +350,11 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 	defer ix.writeMu.Unlock()
 	if ix.isClosed() {
 		return ErrClosed
+	}
+	if ix.idx == nil || ix.pendingReason != "" {
+		// The index must be rebuilt first; Sync does that.
+		_, err := ix.syncLocked(ctx, nil)
+		return err
 	}
 	needSync := false
 	var reads []string
