@@ -1,0 +1,658 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vault-agent/vault-agent/llm"
+)
+
+// ErrBadTrace marks a trace file that cannot be read or replayed.
+var ErrBadTrace = errors.New("bad trace")
+
+// ErrReplayExhausted is the model error of a replay that asks for more
+// model responses than the trace recorded.
+var ErrReplayExhausted = errors.New("replay: the run asked for a model response the trace does not have")
+
+// ReadTrace reads a JSONL trace written by TraceWriter. Each line must be
+// one event of the same run, with seq 1, 2, 3...; the error names the first
+// bad line (a truncated last line, invalid JSON, a missing field, a seq out
+// of order, another run's id). Payloads are left as json.RawMessage.
+func ReadTrace(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadTrace, err)
+	}
+	defer f.Close()
+	return ParseTrace(f, path)
+}
+
+// ParseTrace is ReadTrace over a reader; name is used in errors.
+func ParseTrace(r io.Reader, name string) ([]Event, error) {
+	br := bufio.NewReader(r)
+	var events []Event
+	bad := func(line int, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: line %d: %s", ErrBadTrace, name, line, fmt.Sprintf(format, args...))
+	}
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%w: %s: line %d: %v", ErrBadTrace, name, line, err)
+		}
+		complete := len(b) > 0 && b[len(b)-1] == '\n'
+		text := bytes.TrimSpace(b)
+		if len(text) > 0 {
+			ev, perr := parseTraceLine(text)
+			if perr != nil {
+				if !complete {
+					return nil, bad(line, "truncated event: the file ends in the middle of this line (was the run interrupted?)")
+				}
+				return nil, bad(line, "%v", perr)
+			}
+			if len(events) == 0 {
+				if ev.Seq != 1 {
+					return nil, bad(line, "seq %d out of order: a trace starts with its run's first event (seq 1)", ev.Seq)
+				}
+			} else {
+				first, prev := events[0], events[len(events)-1]
+				if ev.RunID != first.RunID {
+					return nil, bad(line, "run id %q differs from %q on line 1: a trace holds one run", ev.RunID, first.RunID)
+				}
+				if ev.Seq != prev.Seq+1 {
+					return nil, bad(line, "seq %d out of order: want %d", ev.Seq, prev.Seq+1)
+				}
+			}
+			events = append(events, ev)
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("%w: %s: the file holds no events", ErrBadTrace, name)
+	}
+	return events, nil
+}
+
+func parseTraceLine(b []byte) (Event, error) {
+	var raw struct {
+		EventID    *string         `json:"event_id"`
+		EventType  *string         `json:"event_type"`
+		Timestamp  *time.Time      `json:"timestamp"`
+		Actor      string          `json:"actor"`
+		RunID      *string         `json:"run_id"`
+		Seq        *int            `json:"seq"`
+		Iteration  int             `json:"iteration"`
+		References References      `json:"references"`
+		Payload    json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Event{}, fmt.Errorf("invalid JSON: %v", err)
+	}
+	var missing []string
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{
+		{"event_id", raw.EventID != nil && *raw.EventID != ""},
+		{"event_type", raw.EventType != nil && *raw.EventType != ""},
+		{"timestamp", raw.Timestamp != nil},
+		{"run_id", raw.RunID != nil && *raw.RunID != ""},
+		{"seq", raw.Seq != nil},
+	} {
+		if !f.ok {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return Event{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	}
+	return Event{
+		EventID: *raw.EventID, EventType: *raw.EventType, Timestamp: *raw.Timestamp, Actor: raw.Actor,
+		RunID: *raw.RunID, Seq: *raw.Seq, Iteration: raw.Iteration, References: raw.References, Payload: raw.Payload,
+	}, nil
+}
+
+// ReplayReport is the outcome of a replay.
+type ReplayReport struct {
+	// Identical is true when the replayed run emitted the recorded events
+	// (timestamps and latencies aside).
+	Identical bool `json:"identical"`
+	// Events is the number of recorded events.
+	Events int `json:"events"`
+	// Divergence is the first difference, when not identical.
+	Divergence *Divergence `json:"divergence,omitempty"`
+	// Result is what the replayed run ended with.
+	Result *Result `json:"result,omitempty"`
+}
+
+// Divergence is the first difference between a recorded and a replayed
+// event sequence.
+type Divergence struct {
+	// Index is the 0-based position in the event sequence.
+	Index   int    `json:"index"`
+	EventID string `json:"eventId"`
+	// Field is the JSON path of the difference (payload.arguments.query),
+	// or "event" when one sequence ended before the other.
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+}
+
+func (d *Divergence) String() string {
+	return fmt.Sprintf("event %d (%s): %s: want %s, got %s", d.Index+1, d.EventID, d.Field, d.Want, d.Got)
+}
+
+// Replay re-executes a recorded run: the same run id, session, message,
+// history and normalized config, against idx, with a model that returns
+// the recorded ModelResponded responses in order (a recorded model error
+// is returned as that error; asking for more is ErrReplayExhausted) and a
+// clock pinned to the recorded timestamps (each event gets its recorded
+// timestamp; tools see their ToolInvoked time). Host actions are replayed
+// too: a recorded stop or timeout ends the replay at the same point, a
+// recorded request_input answer is delivered again. It then compares the
+// replayed events with the recorded ones: ids, types, iteration,
+// references and payloads, excluding timestamps, ToolReturned.latencyMs
+// and RunTerminated.elapsedMs.
+//
+// The error is for traces that cannot be replayed at all (no RunStarted,
+// no recorded config); a replay that differs is a report with Identical
+// false.
+func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, error) {
+	recorded := make([]Event, 0, len(events))
+	for _, e := range events {
+		if !e.Transient() {
+			recorded = append(recorded, e)
+		}
+	}
+	if len(recorded) == 0 || recorded[0].EventType != EventRunStarted {
+		return nil, fmt.Errorf("%w: the trace does not start with RunStarted", ErrBadTrace)
+	}
+	start, ok := decodePayload[RunStartedPayload](recorded[0].Payload)
+	if !ok || start.Config == nil {
+		return nil, fmt.Errorf("%w: RunStarted records no run config (the trace was written by an older vault-agent); it cannot be replayed", ErrBadTrace)
+	}
+	runID := recorded[0].RunID
+	endReason := ""
+	if last := recorded[len(recorded)-1]; last.EventType == EventRunTerminated {
+		if p, ok := decodePayload[RunTerminatedPayload](last.Payload); ok {
+			endReason = p.StopReason
+		}
+	}
+
+	rctx := newExpiringContext(ctx)
+	defer rctx.expire(context.Canceled)
+	var ag *Agent
+	model := &replayModel{name: start.Model}
+	for _, e := range recorded {
+		if e.EventType == EventModelResponded {
+			p, _ := decodePayload[ModelRespondedPayload](e.Payload)
+			model.turns = append(model.turns, p)
+		}
+	}
+
+	// A run the host stopped, or that timed out, ended at the first phase
+	// boundary after its last recorded event: end the replay there too.
+	endAt := -1
+	if endReason == StopStopped || endReason == StopTimeout {
+		endAt = len(recorded) - 2
+	}
+	endRun := func() {
+		if endReason == StopTimeout {
+			rctx.expire(context.DeadlineExceeded)
+		} else {
+			_ = ag.Stop(runID)
+		}
+	}
+
+	// Should the run still ask for a response past the recording, end it
+	// the same way.
+	model.exhausted = func() bool {
+		if endAt < 0 {
+			return false
+		}
+		endRun()
+		return true
+	}
+
+	var emitted atomic.Int64
+	clock := func() time.Time {
+		i := min(int(emitted.Load()), len(recorded)-1)
+		return recorded[i].Timestamp
+	}
+	var mu sync.Mutex
+	var replayed []Event
+	sink := SinkFunc(func(e Event) {
+		if e.Transient() {
+			return
+		}
+		mu.Lock()
+		pos := len(replayed)
+		replayed = append(replayed, e)
+		mu.Unlock()
+		emitted.Add(1)
+		if pos == endAt {
+			endRun()
+		}
+		if e.EventType == EventInputRequested {
+			// Deliver the recorded answer; without one, stop rather than
+			// wait for the input timeout.
+			if pos+1 < len(recorded) && recorded[pos+1].EventType == EventInputReceived {
+				if p, ok := decodePayload[TextPayload](recorded[pos+1].Payload); ok {
+					_ = ag.Input(runID, p.Text)
+					return
+				}
+			}
+			_ = ag.Stop(runID)
+		}
+	})
+
+	var err error
+	ag, err = New(Deps{Model: model, Index: idx, Now: clock, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	defer ag.Close()
+	res, err := ag.Run(rctx, RunRequest{
+		RunID: runID, SessionID: start.SessionID, Message: start.Goal, History: start.History, Config: *start.Config,
+	}, sink)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	rep := &ReplayReport{Events: len(recorded), Result: res}
+	rep.Divergence = compareEvents(recorded, replayed)
+	rep.Identical = rep.Divergence == nil
+	return rep, nil
+}
+
+// replayModel returns recorded responses in order.
+type replayModel struct {
+	name      string
+	exhausted func() bool // reports whether the run was made to end
+
+	mu    sync.Mutex
+	turns []ModelRespondedPayload
+	next  int
+}
+
+func (m *replayModel) Name() string { return m.name }
+
+func (m *replayModel) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	n := m.next
+	m.next++
+	m.mu.Unlock()
+	if n >= len(m.turns) {
+		if m.exhausted != nil && m.exhausted() {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w (response %d of %d recorded)", ErrReplayExhausted, n+1, len(m.turns))
+	}
+	t := m.turns[n]
+	if t.Error != "" {
+		return nil, errors.New(t.Error)
+	}
+	resp := t.Response
+	resp.ToolCalls = append([]llm.ToolCall(nil), t.Response.ToolCalls...)
+	if onDelta != nil && resp.Content != "" {
+		onDelta(resp.Content)
+	}
+	return &resp, nil
+}
+
+// expiringContext is a parent context that the replay can end with
+// context.DeadlineExceeded, so that the run classifies it as a timeout
+// exactly as the recorded run did. It implements AfterFunc, which the
+// context package uses to propagate its end to children: expire cancels
+// the run's contexts before it returns, so the run sees the end at its
+// next phase boundary, deterministically.
+type expiringContext struct {
+	context.Context
+	done       chan struct{}
+	once       sync.Once
+	stopParent func() bool
+
+	mu    sync.Mutex // guards err, funcs and next
+	err   error
+	funcs map[int]func()
+	next  int
+}
+
+func newExpiringContext(parent context.Context) *expiringContext {
+	c := &expiringContext{Context: parent, done: make(chan struct{}), funcs: map[int]func(){}}
+	c.stopParent = context.AfterFunc(parent, func() { c.expire(parent.Err()) })
+	return c
+}
+
+func (c *expiringContext) expire(err error) {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.err = err
+		funcs := c.funcs
+		c.funcs = nil
+		c.mu.Unlock()
+		close(c.done)
+		c.stopParent()
+		keys := make([]int, 0, len(funcs))
+		for k := range funcs {
+			keys = append(keys, k)
+		}
+		sort.Ints(keys)
+		for _, k := range keys {
+			funcs[k]()
+		}
+	})
+}
+
+// AfterFunc arranges for f to run when c expires: synchronously, in the
+// goroutine calling expire, or in its own goroutine if c already expired.
+func (c *expiringContext) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.funcs == nil {
+		go f()
+		return func() bool { return false }
+	}
+	id := c.next
+	c.next++
+	c.funcs[id] = f
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if _, ok := c.funcs[id]; !ok {
+			return false
+		}
+		delete(c.funcs, id)
+		return true
+	}
+}
+
+func (c *expiringContext) Done() <-chan struct{} { return c.done }
+
+func (c *expiringContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *expiringContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// compareEvents returns the first difference between want and got.
+func compareEvents(want, got []Event) *Divergence {
+	for i := 0; i < len(want) || i < len(got); i++ {
+		switch {
+		case i >= len(got):
+			return &Divergence{Index: i, EventID: want[i].EventID, Field: "event", Want: want[i].EventType, Got: "(the replay ended)"}
+		case i >= len(want):
+			return &Divergence{Index: i, EventID: got[i].EventID, Field: "event", Want: "(the trace ended)", Got: got[i].EventType}
+		}
+		w, g := comparableEvent(want[i]), comparableEvent(got[i])
+		if field, wv, gv, differ := firstDiff(w, g, ""); differ {
+			return &Divergence{Index: i, EventID: want[i].EventID, Field: field, Want: jsonText(wv), Got: jsonText(gv)}
+		}
+	}
+	return nil
+}
+
+// comparableEvent is an event as generic JSON without the fields that may
+// differ between a run and its replay.
+func comparableEvent(e Event) map[string]any {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	_ = dec.Decode(&m)
+	delete(m, "timestamp")
+	if p, ok := m["payload"].(map[string]any); ok {
+		switch e.EventType {
+		case EventToolReturned:
+			delete(p, "latencyMs")
+		case EventRunTerminated:
+			delete(p, "elapsedMs")
+		}
+	}
+	return m
+}
+
+// envelopeOrder is the order in which envelope fields are compared, so a
+// divergence names the most telling field first.
+var envelopeOrder = []string{"event_id", "event_type", "actor", "run_id", "seq", "iteration", "references", "payload"}
+
+func firstDiff(want, got any, path string) (string, any, any, bool) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return pathOr(path), want, got, true
+		}
+		keys := map[string]bool{}
+		for k := range w {
+			keys[k] = true
+		}
+		for k := range g {
+			keys[k] = true
+		}
+		var order []string
+		if path == "" {
+			for _, k := range envelopeOrder {
+				if keys[k] {
+					order = append(order, k)
+					delete(keys, k)
+				}
+			}
+		}
+		rest := make([]string, 0, len(keys))
+		for k := range keys {
+			rest = append(rest, k)
+		}
+		sort.Strings(rest)
+		for _, k := range append(order, rest...) {
+			wv, wok := w[k]
+			gv, gok := g[k]
+			p := keyPath(path, k)
+			if !wok || !gok {
+				return p, orAbsent(wv, wok), orAbsent(gv, gok), true
+			}
+			if f, a, b, d := firstDiff(wv, gv, p); d {
+				return f, a, b, true
+			}
+		}
+		return "", nil, nil, false
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return pathOr(path), want, got, true
+		}
+		for i := 0; i < len(w) && i < len(g); i++ {
+			if f, a, b, d := firstDiff(w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); d {
+				return f, a, b, true
+			}
+		}
+		if len(w) != len(g) {
+			n := min(len(w), len(g))
+			var wv, gv any = absent, absent
+			if n < len(w) {
+				wv = w[n]
+			}
+			if n < len(g) {
+				gv = g[n]
+			}
+			return fmt.Sprintf("%s[%d]", path, n), wv, gv, true
+		}
+		return "", nil, nil, false
+	default:
+		if !reflect.DeepEqual(want, got) {
+			return pathOr(path), want, got, true
+		}
+		return "", nil, nil, false
+	}
+}
+
+type absentValue struct{}
+
+var absent = absentValue{}
+
+func orAbsent(v any, ok bool) any {
+	if !ok {
+		return absent
+	}
+	return v
+}
+
+func pathOr(p string) string {
+	if p == "" {
+		return "event"
+	}
+	return p
+}
+
+// jsonText renders a compared value, capped for display.
+func jsonText(v any) string {
+	if _, ok := v.(absentValue); ok {
+		return "(absent)"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if r := []rune(s); len(r) > 500 {
+		s = string(r[:499]) + "…"
+	}
+	return s
+}
+
+// decodePayload returns an event payload as T, whether it is already a T
+// (a live event) or JSON (read from a trace).
+func decodePayload[T any](p any) (T, bool) {
+	var out T
+	switch x := p.(type) {
+	case T:
+		return x, true
+	case *T:
+		if x != nil {
+			return *x, true
+		}
+		return out, false
+	case json.RawMessage:
+		return out, json.Unmarshal(x, &out) == nil
+	case nil:
+		return out, false
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return out, false
+	}
+	return out, json.Unmarshal(b, &out) == nil
+}
+
+// WriteTimeline writes a readable timeline of events: the time since the
+// first event, the iteration, the type and a one-line summary. It needs no
+// vault.
+func WriteTimeline(w io.Writer, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	t0 := events[0].Timestamp
+	bw := bufio.NewWriter(w)
+	for _, e := range events {
+		if e.Transient() {
+			continue
+		}
+		ref := ""
+		if e.References.StepID != "" {
+			ref = " [" + e.References.StepID + "]"
+		}
+		fmt.Fprintf(bw, "%+9.3fs  it %-2d  %-17s %s%s\n", e.Timestamp.Sub(t0).Seconds(), e.Iteration, e.EventType, EventSummary(e), ref)
+	}
+	return bw.Flush()
+}
+
+// EventSummary is a one-line description of an event.
+func EventSummary(e Event) string {
+	line := func(s string) string { return firstLine(strings.Join(strings.Fields(s), " "), 140) }
+	switch e.EventType {
+	case EventRunStarted:
+		p, _ := decodePayload[RunStartedPayload](e.Payload)
+		return line(fmt.Sprintf("mode %s, model %s, max %d iterations: %q", p.Mode, p.Model, p.MaxIterations, p.Goal))
+	case EventTurnStarted:
+		p, _ := decodePayload[TurnStartedPayload](e.Payload)
+		return fmt.Sprintf("iteration %d", p.Iteration)
+	case EventModelResponded:
+		p, _ := decodePayload[ModelRespondedPayload](e.Payload)
+		phase := p.Phase
+		if phase == "" {
+			phase = "act"
+		}
+		switch {
+		case p.Error != "":
+			return line(fmt.Sprintf("%s: error: %s", phase, p.Error))
+		case len(p.Response.ToolCalls) > 0:
+			var names []string
+			for _, c := range p.Response.ToolCalls {
+				names = append(names, c.Name)
+			}
+			return line(fmt.Sprintf("%s: %d tool call(s): %s", phase, len(names), strings.Join(names, ", ")))
+		}
+		return line(fmt.Sprintf("%s: %s", phase, p.Response.Content))
+	case EventToolInvoked:
+		p, _ := decodePayload[ToolInvokedPayload](e.Payload)
+		return line(p.Summary)
+	case EventToolReturned:
+		p, _ := decodePayload[ToolReturnedPayload](e.Payload)
+		s := p.Summary
+		if s == "" && !p.Success {
+			s = p.Tool + " failed: " + p.Error
+		}
+		return line(fmt.Sprintf("%s (%.1f ms)", s, p.LatencyMs))
+	case EventPlanAuthored, EventPlanUpdated, EventPlanReviewPending:
+		p, _ := decodePayload[PlanPayload](e.Payload)
+		return line(p.Summary)
+	case EventStageStarted, EventStageCompleted:
+		p, _ := decodePayload[StagePayload](e.Payload)
+		s := fmt.Sprintf("%s (attempt %d)", p.Stage, p.Attempt)
+		if p.Outcome != "" {
+			s += ": " + p.Outcome
+		}
+		if p.Error != "" {
+			s += ": " + p.Error
+		}
+		return line(s)
+	case EventPlanContinuation:
+		p, _ := decodePayload[PlanContinuationPayload](e.Payload)
+		return line(fmt.Sprintf("continuation %d/%d: %s", p.Attempt, p.Max, p.Text))
+	case EventRunTerminated:
+		p, _ := decodePayload[RunTerminatedPayload](e.Payload)
+		s := p.StopReason
+		if p.Error != "" {
+			s += ": " + p.Error
+		} else if p.Answer != "" {
+			s += ": " + p.Answer
+		}
+		return line(s)
+	}
+	p, _ := decodePayload[TextPayload](e.Payload)
+	return line(p.Text)
+}
