@@ -12,7 +12,6 @@ package search
 // measure a process that never indexed in bulk.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -23,68 +22,24 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
 
+	"github.com/vault-agent/vault-agent/internal/benchvault"
 	"github.com/vault-agent/vault-agent/internal/vaultgen"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
-const (
-	benchNotes   = 10000
-	benchSeed    = 42
-	benchAvgSize = 6000
-)
-
-var (
-	benchOnce    sync.Once
-	benchVault   string
-	benchIndex   string // cached index dir for the serving benchmarks
-	benchErr     error
-	benchCleanup []string
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, d := range benchCleanup {
-		os.RemoveAll(d)
-	}
+	benchvault.Cleanup()
 	os.Exit(code)
 }
 
-// benchDirs returns the 10k-note vault and an index dir for it, generating
-// the vault if needed.
-func benchDirs(b *testing.B) (vaultDir, indexDir string) {
-	b.Helper()
-	benchOnce.Do(func() {
-		base := os.Getenv("VAULT_AGENT_BENCH_DIR")
-		if base == "" {
-			base, benchErr = os.MkdirTemp("", "vault-agent-bench-")
-			if benchErr != nil {
-				return
-			}
-			benchCleanup = append(benchCleanup, base)
-		}
-		benchVault = filepath.Join(base, fmt.Sprintf("vault-%d-%d", benchNotes, benchSeed))
-		benchIndex = filepath.Join(base, fmt.Sprintf("index-%d-%d", benchNotes, benchSeed))
-		stamp := filepath.Join(benchVault, ".generated")
-		if _, err := os.Stat(stamp); err == nil {
-			return
-		}
-		os.RemoveAll(benchVault)
-		if _, benchErr = vaultgen.Generate(benchVault, vaultgen.Options{Notes: benchNotes, Seed: benchSeed, AvgSize: benchAvgSize}); benchErr != nil {
-			return
-		}
-		benchErr = os.WriteFile(stamp, nil, 0o644)
-	})
-	if benchErr != nil {
-		b.Fatalf("bench vault: %v", benchErr)
-	}
-	return benchVault, benchIndex
-}
+// benchDirs returns the shared generated vault and an index dir for it.
+func benchDirs(b *testing.B) (vaultDir, indexDir string) { return benchvault.Dirs(b) }
 
 func benchLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -103,23 +58,6 @@ func benchOpen(b *testing.B, vaultDir, indexDir string) (*Index, SyncStats) {
 		b.Fatal(err)
 	}
 	return ix, st
-}
-
-// peakMB is the process's peak resident set (VmHWM) in MB.
-func peakMB() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			return float64(kb) / 1024
-		}
-	}
-	return 0
 }
 
 func vaultBytes(b *testing.B, dir string) int64 {
@@ -153,7 +91,7 @@ func BenchmarkIndexFull10k(b *testing.B) {
 	b.ReportMetric(float64(notes)/sec, "notes/s")
 	b.ReportMetric(float64(size)/1e6/sec, "MB/s")
 	b.ReportMetric(sec, "s/index")
-	b.ReportMetric(peakMB(), "peak_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
 // BenchmarkIndexNaive10k is the baseline: a straightforward loop that reads
@@ -208,7 +146,7 @@ func BenchmarkIndexNaive10k(b *testing.B) {
 	}
 	sec := total.Seconds() / float64(b.N)
 	b.ReportMetric(float64(len(files))/sec, "notes/s")
-	b.ReportMetric(peakMB(), "peak_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
 // servingIndex opens the cached 10k index (building it on first use).
@@ -297,7 +235,7 @@ func BenchmarkSearch(b *testing.B) {
 	p50, p99 := percentiles(lat)
 	b.ReportMetric(p50, "p50_ms")
 	b.ReportMetric(p99, "p99_ms")
-	b.ReportMetric(peakMB(), "peak_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
 func percentiles(lat []time.Duration) (p50, p99 float64) {
@@ -332,7 +270,7 @@ func BenchmarkReopen10k(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms")
-	b.ReportMetric(peakMB(), "peak_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
 // BenchmarkTouch10 measures a Sync after 10 notes changed on disk.
@@ -359,7 +297,7 @@ func BenchmarkTouch10(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms")
-	b.ReportMetric(peakMB(), "peak_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
 // BenchmarkSaveToSearchable measures, through the live watcher, the time
@@ -423,5 +361,5 @@ func BenchmarkSaveToSearchable(b *testing.B) {
 	p50, p99 := percentiles(lat)
 	b.ReportMetric(p50, "p50_ms")
 	b.ReportMetric(p99, "p99_ms")
-	b.ReportMetric(peakMB(), "peak_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }

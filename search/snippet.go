@@ -380,31 +380,4 @@ func buildSnippet(text string, spans []span, width int) string {
 
 // withinDistance reports whether the Levenshtein distance of a and b is at
 // most k.
-func withinDistance(a, b string, k int) bool {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d > k || -d > k {
-		return false
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin > k {
-			return false
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)] <= k
-}
+func withinDistance(a, b string, k int) bool { return vault.EditDistance(a, b, k+1) <= k }

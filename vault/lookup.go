@@ -125,7 +125,7 @@ func notFound(name, key string, paths []string) error {
 	for _, p := range paths {
 		full := strings.ToLower(stripMD(p))
 		base := strings.ToLower(stripMD(path.Base(p)))
-		d := min(editDistance(key, full, limit+1), editDistance(key, base, limit+1))
+		d := min(EditDistance(key, full, limit+1), EditDistance(key, base, limit+1))
 		if d > 1 && len(key) >= 3 && strings.Contains(full, key) {
 			d = 1 // a fragment of the name is a good hint too
 		}
@@ -152,9 +152,9 @@ func notFound(name, key string, paths []string) error {
 	return fmt.Errorf("note %q: %w; did you mean %s?", name, ErrNotFound, strings.Join(quoted, ", "))
 }
 
-// editDistance is the Levenshtein distance between a and b in runes; it
+// EditDistance is the Levenshtein distance between a and b in runes; it
 // returns early with a value >= bound once the distance must exceed it.
-func editDistance(a, b string, bound int) int {
+func EditDistance(a, b string, bound int) int {
 	ra, rb := []rune(a), []rune(b)
 	if d := len(ra) - len(rb); d >= bound || -d >= bound {
 		return bound
