@@ -508,7 +508,7 @@ func (r *runState) par(runCtx, timeoutCtx context.Context, user string) *Result 
 }
 
 func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist *PlanHistory) *Result {
-	r.messages = buildMessages("", nil, user)
+	r.messages = buildMessages("", r.history, user)
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	all := r.loopTools()
 	known := defNames(all)

@@ -44,7 +44,7 @@ func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Resu
 	if err != nil {
 		return r.finish(StopError, "", err)
 	}
-	r.messages = buildMessages("", nil, user)
+	r.messages = buildMessages("", r.history, user)
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	version := pol.PromptVersion()
 	all := r.loopTools()
