@@ -32,6 +32,12 @@ type runState struct {
 	registry    *Registry
 	index       Index
 
+	// history is the host's earlier conversation, markers stripped by
+	// buildMessages.
+	history []llm.Message
+	// promptVersion is the version of the prompts of the current phase.
+	promptVersion string
+
 	seq       int
 	iteration int
 	messages  []llm.Message
@@ -103,7 +109,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	r := &runState{
 		id: runID, session: req.SessionID, cfg: cfg, goal: strings.TrimSpace(req.Message),
 		model: model, sink: sink, logger: a.logger().With("run", runID), now: now,
-		registry: a.registry, index: a.deps.Index,
+		registry: a.registry, index: a.deps.Index, history: req.History, promptVersion: PromptVersion,
 		overuse: planner.OveruseGuard{Max: planner.DefaultMaxPlannerOnly},
 		cont:    planner.Continuation{Max: cfg.MaxPlanContinuations},
 	}
@@ -179,7 +185,7 @@ func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Resul
 	if r.plan != nil {
 		system += "\n\n" + planner.PromptGuidance
 	}
-	r.messages = buildMessages(system, nil, user)
+	r.messages = buildMessages(system, r.history, user)
 	return r.loop(runCtx, timeoutCtx)
 }
 
@@ -270,7 +276,7 @@ func (r *runState) callModel(ctx context.Context, phase string, tools []llm.Tool
 	} else {
 		payload.Response = *resp
 	}
-	r.emit(EventModelResponded, payload, References{PromptVersion: PromptVersion, SectionKey: "action"})
+	r.emit(EventModelResponded, payload, References{PromptVersion: r.promptVersion, SectionKey: "action"})
 	if err != nil {
 		return nil, err
 	}

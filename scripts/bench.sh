@@ -16,7 +16,7 @@ OUT="$VAULT_AGENT_BENCH_DIR/bench.out"
 : > "$OUT"
 
 run() { # package benchmark [count] [benchtime]
-	local pkg=$1 name=$2 count=${3:-$COUNT} benchtime=${4:-1x}
+	local pkg=$1 name=$2 count=${3:-$COUNT} benchtime=${4-1x}
 	for _ in $(seq "$count"); do
 		go test -run '^$' -bench "^${name}\$" ${benchtime:+-benchtime "$benchtime"} -count 1 "$pkg" 2>&1 |
 			grep -E '^Benchmark' | tee -a "$OUT"
