@@ -139,24 +139,15 @@ async function main() {
   log("ok");
 }
 
-// runAgent runs one question and checks the streamed messages. It is
-// tolerant of an agent that is not implemented yet (-32603 on agent/run):
-// that is reported, not failed.
+// runAgent runs one question with the planner on and checks the streamed
+// messages the way a host renders them.
 async function runAgent() {
-  let res;
-  try {
-    res = await conn.sendRequest("agent/run", {
-      message: "How do I keep my sourdough starter alive?",
-      runId: "node-1",
-      history: [{ role: "user", content: "hello" }],
-    });
-  } catch (err) {
-    if (err instanceof rpc.ResponseError && err.code === -32603) {
-      console.warn(`agent/run not available yet: ${err.message}`);
-      return;
-    }
-    throw err;
-  }
+  const res = await conn.sendRequest("agent/run", {
+    message: "How do I keep my sourdough starter alive?",
+    runId: "node-1",
+    history: [{ role: "user", content: "hello" }],
+    settings: { enableAgentPlannerV0: true },
+  });
   log(`agent/run: ${res.stopReason} after ${res.iterations} iteration(s), ${res.elapsedMs} ms`);
   check(res.runId === "node-1", `runId ${res.runId}`);
   check(typeof res.answer === "string" && res.answer.length > 0, "empty answer");
@@ -166,6 +157,11 @@ async function runAgent() {
   check(streamed, "no agent/message notification");
   check(streamed.status === "complete", `last agent/message status ${streamed.status}`);
   for (const step of final.steps) log(`  step: ${step}`);
+  for (const tag of ["[Plan]", "[Act]", "[Obs]", "[Reflect]"]) {
+    check(final.steps.some((s) => s.startsWith(tag)), `no ${tag} step in ${JSON.stringify(final.steps)}`);
+  }
+  check(res.stopReason === "final_answer", `stopReason ${res.stopReason}`);
+  check(final.answer.includes("[[Sourdough Starter]]"), "the answer does not cite [[Sourdough Starter]]");
   log(`  answer: ${final.answer.split("\n")[0].slice(0, 120)}`);
   const types = updates.get("node-1") ?? [];
   check(types[0] === "agent_start" && types.at(-1) === "agent_completion", `update types ${types}`);
