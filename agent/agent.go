@@ -34,17 +34,17 @@ const (
 // Config is a resolved run configuration. Zero values take the defaults of
 // DESIGN.md (see Normalize).
 type Config struct {
-	Mode                 string
-	MaxIterations        int           // default 10, clamped to 1..50
-	Timeout              time.Duration // default 5m
-	Planner              bool          // enableAgentPlannerV0
-	PlanReview           bool
-	MaxPlanContinuations int           // default 5
-	PlanReminderInterval int           // default 3
-	RequestInputTimeout  time.Duration // default 10m
-	RequestInput         bool          // offer request_input outside roa mode
-	PolicyPath           string        // staged mode policy file; "" = built-in
-	PromptDir            string        // user overrides of embedded prompt templates
+	Mode                 string        `json:"mode"`
+	MaxIterations        int           `json:"maxIterations"` // default 10, clamped to 1..50
+	Timeout              time.Duration `json:"timeoutNs"`     // default 5m
+	Planner              bool          `json:"planner"`       // enableAgentPlannerV0
+	PlanReview           bool          `json:"planReview"`
+	MaxPlanContinuations int           `json:"maxPlanContinuations"`  // default 5
+	PlanReminderInterval int           `json:"planReminderInterval"`  // default 3
+	RequestInputTimeout  time.Duration `json:"requestInputTimeoutNs"` // default 10m
+	RequestInput         bool          `json:"requestInput"`          // offer request_input outside roa mode
+	PolicyPath           string        `json:"policyPath,omitempty"`  // staged mode policy file; "" = built-in
+	PromptDir            string        `json:"promptDir,omitempty"`   // user overrides of embedded prompt templates
 }
 
 // RunRequest starts one run.

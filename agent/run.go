@@ -15,6 +15,10 @@ import (
 	"github.com/vault-agent/vault-agent/planner"
 )
 
+// answerHoldBytes is how much streamed text is held back before it is
+// shown as the answer (see callModel).
+const answerHoldBytes = 240
+
 // errStopped is the cancellation cause of a run stopped by the host.
 var errStopped = errors.New("run stopped")
 
@@ -258,12 +262,31 @@ func (r *runState) toolDefs() []llm.ToolDef {
 
 // callModel makes one model call and records it.
 func (r *runState) callModel(ctx context.Context, phase string, tools []llm.ToolDef) (*llm.Response, error) {
+	// Models write a short sentence before their tool calls, and a stream
+	// cannot tell it from the start of a final answer. Text is therefore
+	// held back until it is long enough to be an answer (or the turn ends
+	// without tool calls), so a host never shows a preamble as the answer
+	// and then takes it back.
+	var held strings.Builder
+	streaming := false
 	onDelta := func(text string) {
-		if text != "" {
+		if text == "" {
+			return
+		}
+		if streaming {
 			r.emit(EventAnswerDelta, TextPayload{Text: text}, References{})
+			return
+		}
+		held.WriteString(text)
+		if held.Len() >= answerHoldBytes || strings.Contains(held.String(), "\n\n") {
+			streaming = true
+			r.emit(EventAnswerDelta, TextPayload{Text: held.String()}, References{})
 		}
 	}
 	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages, Tools: tools}, onDelta)
+	if err == nil && !streaming && held.Len() > 0 && len(resp.ToolCalls) == 0 {
+		r.emit(EventAnswerDelta, TextPayload{Text: held.String()}, References{})
+	}
 	payload := ModelRespondedPayload{Phase: phase, Messages: len(r.messages)}
 	for _, t := range tools {
 		payload.ToolNames = append(payload.ToolNames, t.Name)
