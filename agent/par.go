@@ -395,47 +395,6 @@ func (r *runState) withSystem(content string) {
 	r.messages = msgs
 }
 
-// callSpec describes one model call of the par and staged loops.
-type callSpec struct {
-	phase     string
-	tools     []llm.ToolDef
-	stream    bool // stream deltas as answer text (only the final answer)
-	maxTokens int
-	refs      References
-}
-
-// modelCall makes one model call with r.messages and records it as
-// ModelResponded, like callModel but without streaming plan, act and
-// reflection text as if it were the answer.
-func (r *runState) modelCall(ctx context.Context, c callSpec) (*llm.Response, error) {
-	var onDelta func(string)
-	if c.stream {
-		onDelta = func(text string) {
-			if text != "" {
-				r.emit(EventAnswerDelta, TextPayload{Text: text}, References{})
-			}
-		}
-	}
-	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages, Tools: c.tools, MaxTokens: c.maxTokens}, onDelta)
-	payload := ModelRespondedPayload{Phase: c.phase, Messages: len(r.messages)}
-	for _, t := range c.tools {
-		payload.ToolNames = append(payload.ToolNames, t.Name)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		payload.Error = err.Error()
-	} else {
-		payload.Response = *resp
-	}
-	r.emit(EventModelResponded, payload, c.refs)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // loopTools lists the tools the par and staged loops may use: those of the
 // run, without the write_todos planner (the typed plan or the policy is the
 // plan in these modes).
@@ -512,18 +471,8 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	all := r.loopTools()
 	known := defNames(all)
-	stopped := func() *Result {
-		if runCtx.Err() != nil {
-			return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
-		}
-		return nil
-	}
-	failed := func(phase string, err error) *Result {
-		if res := stopped(); res != nil {
-			return res
-		}
-		return r.finish(StopError, "", fmt.Errorf("%s call failed: %w", phase, err))
-	}
+	stopped := func() *Result { return r.ended(runCtx, timeoutCtx) }
+	failed := func(phase string, err error) *Result { return r.failed(runCtx, timeoutCtx, phase, err) }
 
 	// Plan.
 	var plan TypedPlan

@@ -185,18 +185,8 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 	toolList := describeTools(tools)
 	var lastObservation string
 
-	stopped := func() *Result {
-		if runCtx.Err() != nil {
-			return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
-		}
-		return nil
-	}
-	failed := func(phase string, err error) *Result {
-		if res := stopped(); res != nil {
-			return res
-		}
-		return r.finish(StopError, "", fmt.Errorf("%s call failed: %w", phase, err))
-	}
+	stopped := func() *Result { return r.ended(runCtx, timeoutCtx) }
+	failed := func(phase string, err error) *Result { return r.failed(runCtx, timeoutCtx, phase, err) }
 
 	for r.iteration < r.cfg.MaxIterations {
 		if res := stopped(); res != nil {
@@ -322,25 +312,11 @@ func (r *runState) phaseCall(ctx context.Context, prompts *roaPrompts, phase str
 		return nil, err
 	}
 	r.setSystem(system)
-	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages}, nil)
-	payload := ModelRespondedPayload{Phase: phase, Messages: len(r.messages)}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		payload.Error = err.Error()
-	} else {
-		payload.Response = *resp
-	}
 	section := "planning"
 	if phase == phaseObserve {
 		section = "reflection"
 	}
-	r.emit(EventModelResponded, payload, References{PromptVersion: prompts.version, SectionKey: section})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return r.modelCall(ctx, callSpec{phase: phase, refs: References{PromptVersion: prompts.version, SectionKey: section}})
 }
 
 // describeTools renders the Tools field of the templates.

@@ -182,6 +182,24 @@ func stopReasonOf(runCtx, timeoutCtx context.Context) string {
 	return StopStopped
 }
 
+// ended finishes the run if it was stopped, cancelled or timed out, and
+// returns nil otherwise; loops call it at every phase boundary.
+func (r *runState) ended(runCtx, timeoutCtx context.Context) *Result {
+	if runCtx.Err() != nil {
+		return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+	}
+	return nil
+}
+
+// failed finishes the run after a failed model call of phase: as stopped
+// or timed out when that is why it failed, as an error otherwise.
+func (r *runState) failed(runCtx, timeoutCtx context.Context, phase string, err error) *Result {
+	if res := r.ended(runCtx, timeoutCtx); res != nil {
+		return res
+	}
+	return r.finish(StopError, "", fmt.Errorf("%s call failed: %w", phase, err))
+}
+
 // react is the native tool-calling loop: each iteration is one model call
 // plus its tool calls.
 func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Result {
@@ -196,18 +214,15 @@ func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Resul
 func (r *runState) loop(runCtx, timeoutCtx context.Context) *Result {
 	tools := r.toolDefs()
 	for r.iteration < r.cfg.MaxIterations {
-		if runCtx.Err() != nil {
-			return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+		if res := r.ended(runCtx, timeoutCtx); res != nil {
+			return res
 		}
 		r.iteration++
 		r.emit(EventTurnStarted, TurnStartedPayload{Iteration: r.iteration}, References{})
 
 		resp, err := r.callModel(runCtx, "act", tools)
 		if err != nil {
-			if runCtx.Err() != nil {
-				return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
-			}
-			return r.finish(StopError, "", fmt.Errorf("model call failed: %w", err))
+			return r.failed(runCtx, timeoutCtx, "model", err)
 		}
 		text := strings.TrimSpace(resp.Content)
 		if text != "" {
@@ -260,35 +275,56 @@ func (r *runState) toolDefs() []llm.ToolDef {
 	return defs
 }
 
-// callModel makes one model call and records it.
+// callModel makes one tool-calling model call of the react loop, streaming
+// its answer text, and records it.
 func (r *runState) callModel(ctx context.Context, phase string, tools []llm.ToolDef) (*llm.Response, error) {
-	// Models write a short sentence before their tool calls, and a stream
-	// cannot tell it from the start of a final answer. Text is therefore
-	// held back until it is long enough to be an answer (or the turn ends
-	// without tool calls), so a host never shows a preamble as the answer
-	// and then takes it back.
+	return r.modelCall(ctx, callSpec{phase: phase, tools: tools, stream: true,
+		refs: References{PromptVersion: r.promptVersion, SectionKey: "action"}})
+}
+
+// callSpec describes one model call.
+type callSpec struct {
+	phase     string
+	tools     []llm.ToolDef
+	stream    bool // stream deltas as answer text (only turns that may be the final answer)
+	maxTokens int
+	refs      References
+}
+
+// modelCall makes one model call with r.messages and records it as
+// ModelResponded.
+//
+// Models write a short sentence before their tool calls, and a stream
+// cannot tell it from the start of a final answer. Streamed text is
+// therefore held back until it is long enough to be an answer (or the turn
+// ends without tool calls), so a host never shows a preamble as the answer
+// and then takes it back.
+func (r *runState) modelCall(ctx context.Context, c callSpec) (*llm.Response, error) {
 	var held strings.Builder
 	streaming := false
-	onDelta := func(text string) {
-		if text == "" {
-			return
-		}
-		if streaming {
-			r.emit(EventAnswerDelta, TextPayload{Text: text}, References{})
-			return
-		}
-		held.WriteString(text)
-		if held.Len() >= answerHoldBytes || strings.Contains(held.String(), "\n\n") {
-			streaming = true
-			r.emit(EventAnswerDelta, TextPayload{Text: held.String()}, References{})
+	var onDelta func(string)
+	if c.stream {
+		onDelta = func(text string) {
+			if text == "" {
+				return
+			}
+			if streaming {
+				r.emit(EventAnswerDelta, TextPayload{Text: text}, References{})
+				return
+			}
+			held.WriteString(text)
+			if held.Len() >= answerHoldBytes || strings.Contains(held.String(), "\n\n") {
+				streaming = true
+				r.emit(EventAnswerDelta, TextPayload{Text: held.String()}, References{})
+			}
 		}
 	}
-	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages, Tools: tools}, onDelta)
+	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages, Tools: c.tools, MaxTokens: c.maxTokens}, onDelta)
 	if err == nil && !streaming && held.Len() > 0 && len(resp.ToolCalls) == 0 {
 		r.emit(EventAnswerDelta, TextPayload{Text: held.String()}, References{})
 	}
-	payload := ModelRespondedPayload{Phase: phase, Messages: len(r.messages)}
-	for _, t := range tools {
+	payload := ModelRespondedPayload{Phase: c.phase, Messages: len(r.messages)}
+	for _, t := range c.tools {
 		payload.ToolNames = append(payload.ToolNames, t.Name)
 	}
 	if err != nil {
@@ -299,7 +335,7 @@ func (r *runState) callModel(ctx context.Context, phase string, tools []llm.Tool
 	} else {
 		payload.Response = *resp
 	}
-	r.emit(EventModelResponded, payload, References{PromptVersion: r.promptVersion, SectionKey: "action"})
+	r.emit(EventModelResponded, payload, c.refs)
 	if err != nil {
 		return nil, err
 	}
