@@ -486,7 +486,7 @@ func TestAgentPlanContinuation(t *testing.T) {
 	want := []string{"agent_start",
 		"agent_turn_start", "plan_updated", // write_todos
 		"agent_turn_start", "plan_continuation", // text held back
-		"agent_turn_start",                   // localSearch
+		"agent_turn_start",                 // localSearch
 		"agent_turn_start", "plan_updated", // plan_progress
 		"agent_turn_start",                 // readNote
 		"agent_turn_start", "plan_updated", // plan_progress completed
