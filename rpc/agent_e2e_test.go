@@ -10,13 +10,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/llm/llmtest"
 	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 )
@@ -80,22 +84,35 @@ func hostMessages(t *testing.T, s *rpctest.Session, runID string) []hostMessage 
 	return out
 }
 
-// provisionalTextCollapses records a known deviation from "statuses only
-// move forward": reasoning.Observer collapses the block on the first
-// streamed text of a model call and goes back to reasoning when that call
-// turns out to call tools (or the planner holds the text back), so a host
-// sees collapsed -> reasoning whenever a model writes text before its tool
-// calls (the offline model does on every tool turn). While it is true, that
-// one step back is tolerated, and only when the collapsed message's text is
-// not the final answer and the next message drops it. Set it to false once
-// the observer keeps such text from collapsing the block.
-const provisionalTextCollapses = true
+// heldTextRetracted records a known deviation from "statuses only move
+// forward". The agent holds streamed text back until it is 240 bytes long
+// or the turn ends without tool calls, so a short preamble before tool
+// calls never reaches the host. Text shown at the end of a turn can still
+// be taken back, and the block then goes from collapsed back to reasoning:
+// a text-only reply that the planner's continuation guard holds back (the
+// plan is unfinished), or a preamble of 240 bytes or more before tool
+// calls. Tests of those cases tolerate that one step back, and only when
+// the collapsed message's text is not the final answer and the next
+// message drops it. Set it to false once the agent stops showing such text.
+const heldTextRetracted = true
 
 // checkMessageStream asserts what a host relies on for every message of a
 // run: statuses only move forward, elapsed never decreases, at most window
 // steps while reasoning, no two consecutive messages alike, and the last
 // one is the result's complete content. It returns the messages.
 func checkMessageStream(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult, window int) []hostMessage {
+	t.Helper()
+	return checkMessages(t, s, res, window, false)
+}
+
+// checkMessageStreamRetracting is checkMessageStream for runs in which
+// shown text may be retracted (see heldTextRetracted).
+func checkMessageStreamRetracting(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult, window int) []hostMessage {
+	t.Helper()
+	return checkMessages(t, s, res, window, heldTextRetracted)
+}
+
+func checkMessages(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult, window int, retracting bool) []hostMessage {
 	t.Helper()
 	msgs := hostMessages(t, s, res.RunID)
 	if len(msgs) == 0 {
@@ -112,7 +129,7 @@ func checkMessageStream(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult
 		if statusRank[m.Status] < statusRank[prev.Status] {
 			provisional := prev.Status == "collapsed" && m.Status == "reasoning" && m.Answer == "" &&
 				prev.Answer != "" && !strings.HasPrefix(res.Answer, prev.Answer)
-			if !provisionalTextCollapses || !provisional {
+			if !retracting || !provisional {
 				t.Errorf("status went back from %s to %s at message %d:\n%q\n%q", prev.Status, m.Status, i, prev.Raw, m.Raw)
 			}
 		}
@@ -314,7 +331,7 @@ func TestAgentRunUpdateSequence(t *testing.T) {
 	if !sawErr {
 		t.Errorf("the model's third request lacks the tool error for bad1: %+v", reqs[2].Messages)
 	}
-	strictlyForward(t, checkMessageStream(t, s, res, 2))
+	checkMessageStream(t, s, res, 2)
 }
 
 // plannerTurns is a planner run: a plan, a search, progress, a read,
@@ -341,6 +358,13 @@ func TestAgentMessagesHostParsing(t *testing.T) {
 		{ToolCalls: call("getCurrentTime", map[string]any{}), Expect: notOffered, DelayMs: 1100},
 		{Content: "Feed the starter daily. [[Sourdough Starter]]", Expect: notOffered},
 	}
+	preamble := strings.Repeat("Let me look through your notes about sourdough starters before answering. ", 4)
+	long := []llm.Turn{
+		{Content: preamble, ToolCalls: call("localSearch", map[string]any{"query": "sourdough starter"})},
+		{Content: "Reading it.", ToolCalls: call("readNote", map[string]any{"notePath": starterNote})},
+		{Content: "Checking the loaf.", ToolCalls: call("localSearch", map[string]any{"query": "country loaf"})},
+		{Content: "Feed the starter daily. [[Sourdough Starter]]"},
+	}
 	cases := []struct {
 		name     string
 		turns    []llm.Turn
@@ -350,9 +374,12 @@ func TestAgentMessagesHostParsing(t *testing.T) {
 		// slow: a model turn lasts over a second, so the timer must
 		// advance elapsed while reasoning.
 		slow bool
+		// retracting: text is shown then taken back (heldTextRetracted).
+		retracting bool
 	}{
-		{"planner on, default window", plannerTurns(), map[string]any{"enableAgentPlannerV0": true}, 2, true, false},
-		{"planner off, window 3", plain, map[string]any{"enableAgentPlannerV0": false, "reasoningWindow": 3}, 3, false, true},
+		{"planner on, default window", plannerTurns(), map[string]any{"enableAgentPlannerV0": true}, 2, true, false, false},
+		{"planner off, window 3", plain, map[string]any{"enableAgentPlannerV0": false, "reasoningWindow": 3}, 3, false, true, false},
+		{"long preamble before tool calls", long, nil, 2, false, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -364,7 +391,11 @@ func TestAgentMessagesHostParsing(t *testing.T) {
 			if res.StopReason != agent.StopFinalAnswer || model.Remaining() != 0 {
 				t.Fatalf("result = %+v (turns left %d)", res, model.Remaining())
 			}
-			msgs := checkMessageStream(t, s, res, tc.window)
+			check := checkMessageStream
+			if tc.retracting {
+				check = checkMessageStreamRetracting
+			}
+			msgs := check(t, s, res, tc.window)
 			final := parseHostMessage(t, res.Content)
 			if final.Answer != res.Answer || res.Answer != "Feed the starter daily. [[Sourdough Starter]]" {
 				t.Errorf("final answer %q, result answer %q", final.Answer, res.Answer)
@@ -436,16 +467,6 @@ func isSubsequence(sub, seq []string) bool {
 		}
 	}
 	return i == len(sub)
-}
-
-// strictlyForward fails t if any message's status moved back.
-func strictlyForward(t *testing.T, msgs []hostMessage) {
-	t.Helper()
-	for i := 1; i < len(msgs); i++ {
-		if statusRank[msgs[i].Status] < statusRank[msgs[i-1].Status] {
-			t.Errorf("status went back from %s to %s at message %d", msgs[i-1].Status, msgs[i].Status, i)
-		}
-	}
 }
 
 // planOf decodes a plan_updated update's todos into id -> status.
@@ -541,8 +562,8 @@ func TestAgentPlanContinuation(t *testing.T) {
 		}
 	}
 	// The held-back text collapsed the block for a moment (see
-	// provisionalTextCollapses).
-	checkMessageStream(t, s, res, 2)
+	// heldTextRetracted).
+	checkMessageStreamRetracting(t, s, res, 2)
 	final := parseHostMessage(t, res.Content)
 	if !slices.ContainsFunc(final.Steps, func(s string) bool { return strings.Contains(s, "continuing (1/5)") }) {
 		t.Errorf("final steps %q do not mention the continuation", final.Steps)
@@ -571,7 +592,7 @@ func TestAgentPlanContinuationCap(t *testing.T) {
 	if n := len(onlyTypes(updates(s, "cap1"), "plan_continuation")); n != 1 {
 		t.Errorf("%d plan_continuation updates, want 1", n)
 	}
-	checkMessageStream(t, s, res, 2)
+	checkMessageStreamRetracting(t, s, res, 2)
 }
 
 // roaTurn is a reason or observe reply with its JSON control block.
@@ -740,7 +761,7 @@ func TestAgentStopDuringModelTurn(t *testing.T) {
 	if res2.StopReason != agent.StopFinalAnswer || res2.Answer != "Shakshuka needs eggs. [[Shakshuka]]" {
 		t.Errorf("other run = %+v", res2)
 	}
-	strictlyForward(t, checkMessageStream(t, s, res2, 2))
+	checkMessageStream(t, s, res2, 2)
 }
 
 // TestAgentRequestInputROA: in roa mode request_input sends
@@ -821,4 +842,338 @@ func TestAgentRequestInputROA(t *testing.T) {
 		}
 		checkMessageStream(t, s, res, 2)
 	})
+}
+
+const testKey = "sk-test-SECRET"
+
+// openAISession serves with the real OpenAI provider pointed at a fake
+// endpoint playing replies.
+func openAISession(t *testing.T, replies ...llmtest.Reply) (*rpctest.Session, *llmtest.Server) {
+	t.Helper()
+	fake := llmtest.NewServer(t, llmtest.Sequence(t, replies...))
+	s := start(t, rpc.Config{APIKey: testKey})
+	initialize(t, s, map[string]any{"settings": map[string]any{
+		"provider": "openai", "baseUrl": fake.URL, "model": "test-model"}})
+	return s, fake
+}
+
+// runRaw sends agent/run and returns the whole response as JSON (result or
+// error), plus the decoded result when there is one.
+func runRaw(t *testing.T, s *rpctest.Session, params map[string]any) (string, rpc.AgentRunResult, *rpctest.Error) {
+	t.Helper()
+	c, err := s.Start("agent/run", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Wait(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(resp)
+	var res rpc.AgentRunResult
+	if resp.Error == nil {
+		json.Unmarshal(resp.Result, &res)
+	}
+	return string(b), res, resp.Error
+}
+
+// noKeyLeak fails t if the API key is in any notification, any of the
+// given responses, or the server's log.
+func noKeyLeak(t *testing.T, s *rpctest.Session, responses ...string) {
+	t.Helper()
+	for _, n := range s.Notifications("") {
+		if strings.Contains(string(n.Params), testKey) {
+			t.Errorf("%s carries the API key: %s", n.Method, n.Params)
+		}
+	}
+	for _, r := range responses {
+		if strings.Contains(r, testKey) {
+			t.Errorf("a response carries the API key: %s", r)
+		}
+	}
+	for _, line := range strings.Split(s.Stderr(), "\n") {
+		if strings.Contains(line, testKey) {
+			t.Errorf("the server logged the API key: %s", line)
+		}
+	}
+}
+
+// TestAgentOpenAIProvider runs the real OpenAI provider through the server
+// against llmtest's fake endpoint.
+func TestAgentOpenAIProvider(t *testing.T) {
+	t.Run("tool calls split across chunks", func(t *testing.T) {
+		noLeaks(t)
+		toolTurn := llmtest.Reply{Chunks: []string{
+			llmtest.RoleChunk(),
+			llmtest.ToolCallChunk(0, "call_a", "localSearch", ""),
+			llmtest.ToolCallChunk(0, "", "", `{"que`),
+			llmtest.ToolCallChunk(0, "", "", `ry": "sourdough`),
+			llmtest.ToolCallChunk(1, "call_b", "readNote", `{"notePath":`),
+			llmtest.ToolCallChunk(0, "", "", ` starter"}`),
+			llmtest.ToolCallChunk(1, "", "", ` "`+starterNote+`"}`),
+			llmtest.FinishChunk("tool_calls"),
+		}}
+		s, fake := openAISession(t, toolTurn, llmtest.Text("Feed it ", "daily. ", "[[Sourdough Starter]]"))
+		raw, res, rerr := runRaw(t, s, map[string]any{"message": "How do I feed my starter?", "runId": "oa1"})
+		if rerr != nil || res.StopReason != agent.StopFinalAnswer || res.Answer != "Feed it daily. [[Sourdough Starter]]" {
+			t.Fatalf("run = %s", raw)
+		}
+		us := updates(s, "oa1")
+		var starts []rpc.AgentUpdateParams
+		for _, u := range us {
+			if u.UpdateType == "tool_start" {
+				starts = append(starts, u)
+			}
+		}
+		if len(starts) != 2 || starts[0].Tool != "localSearch" || starts[1].Tool != "readNote" {
+			t.Fatalf("tool_start updates = %+v", starts)
+		}
+		var args struct{ Query, NotePath string }
+		json.Unmarshal(starts[0].Arguments, &args)
+		if args.Query != "sourdough starter" {
+			t.Errorf("joined localSearch arguments = %s", starts[0].Arguments)
+		}
+		json.Unmarshal(starts[1].Arguments, &args)
+		if args.NotePath != starterNote {
+			t.Errorf("joined readNote arguments = %s", starts[1].Arguments)
+		}
+		if got := onlyTypes(us, "tool_complete", "tool_error"); !slices.Equal(got, []string{"tool_complete", "tool_complete"}) {
+			t.Errorf("tool outcomes = %v", got)
+		}
+
+		reqs := fake.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("the fake server got %d requests, want 2", len(reqs))
+		}
+		for i, r := range reqs {
+			if r.Chat.Model != "test-model" || !r.Chat.Stream || r.Header.Get("Authorization") != "Bearer "+testKey {
+				t.Errorf("request %d: model %q stream %v auth set %v", i, r.Chat.Model, r.Chat.Stream, r.Header.Get("Authorization") != "")
+			}
+			if !slices.ContainsFunc(r.Chat.Tools, func(ct llmtest.ChatTool) bool { return ct.Function.Name == "localSearch" }) {
+				t.Errorf("request %d does not offer localSearch", i)
+			}
+		}
+		// The follow-up carries the assistant's joined calls and both results.
+		msgs := reqs[1].Chat.Messages
+		var calls []llmtest.WireToolCall
+		results := map[string]string{}
+		for _, m := range msgs {
+			calls = append(calls, m.ToolCalls...)
+			if m.Role == "tool" && m.Content != nil {
+				results[m.ToolCallID] = *m.Content
+			}
+		}
+		if len(calls) != 2 || calls[0].ID != "call_a" || calls[0].Function.Arguments != `{"query": "sourdough starter"}` ||
+			calls[1].ID != "call_b" || calls[1].Function.Name != "readNote" {
+			t.Errorf("assistant tool calls sent back = %+v", calls)
+		}
+		if !strings.Contains(results["call_a"], "Sourdough Starter") || !strings.Contains(results["call_b"], "Sourdough Starter") ||
+			strings.Contains(results["call_a"]+results["call_b"], `"error"`) {
+			t.Errorf("tool results sent back = %v", results)
+		}
+		checkMessageStream(t, s, res, 2)
+		noKeyLeak(t, s, raw)
+	})
+
+	t.Run("429 then success", func(t *testing.T) {
+		noLeaks(t)
+		limited := llmtest.Error(429, "Rate limit reached for test-model")
+		limited.Header = map[string]string{"Retry-After-Ms": "20"}
+		s, fake := openAISession(t, limited, llmtest.Text("Hello ", "there."))
+		raw, res, rerr := runRaw(t, s, map[string]any{"message": "Say hello", "runId": "oa2"})
+		if rerr != nil || res.StopReason != agent.StopFinalAnswer || res.Answer != "Hello there." || fake.Calls() != 2 {
+			t.Fatalf("run = %s (server calls %d)", raw, fake.Calls())
+		}
+		// The retry is reported to the host as a warning.
+		if _, err := s.AwaitNotification(ctxT(t), "window/logMessage", func(p json.RawMessage) bool {
+			return strings.Contains(string(p), "retrying") && strings.Contains(string(p), "429")
+		}); err != nil {
+			t.Error(err)
+		}
+		checkMessageStream(t, s, res, 2)
+		noKeyLeak(t, s, raw)
+	})
+
+	t.Run("stream cut mid-way", func(t *testing.T) {
+		noLeaks(t)
+		cut := llmtest.Reply{Chunks: []string{llmtest.RoleChunk(), llmtest.TextChunk("The starter needs")}, Cut: true}
+		s, fake := openAISession(t, cut)
+		raw, res, rerr := runRaw(t, s, map[string]any{"message": "How do I feed my starter?", "runId": "oa3"})
+		if rerr != nil || res.StopReason != agent.StopError {
+			t.Fatalf("run = %s", raw)
+		}
+		if !strings.Contains(res.Error, "model call failed") || !strings.Contains(res.Error, "stream interrupted") {
+			t.Errorf("error %q does not say the model's stream was interrupted", res.Error)
+		}
+		if fake.Calls() != 1 {
+			t.Errorf("server calls = %d: a stream cut after text was delivered must not be retried", fake.Calls())
+		}
+		final := parseHostMessage(t, res.Content)
+		if final.Status != "complete" || !strings.Contains(final.Answer, "stream interrupted") {
+			t.Errorf("final message %q does not say what happened", res.Content)
+		}
+		if u := updates(s, "oa3"); u[len(u)-1].UpdateType != "agent_completion" || u[len(u)-1].StopReason != agent.StopError || u[len(u)-1].Error == "" {
+			t.Errorf("last update = %+v", u[len(u)-1])
+		}
+		checkMessageStream(t, s, res, 2)
+		// The server keeps serving.
+		var found struct{ Results []struct{ Path string } }
+		if err := s.Call(ctxT(t), "vault/search", map[string]any{"query": "sourdough starter"}, &found); err != nil || len(found.Results) == 0 {
+			t.Fatalf("vault/search after the failed run = %+v, %v", found, err)
+		}
+		noKeyLeak(t, s, raw)
+	})
+
+	t.Run("key echoed by the server is redacted", func(t *testing.T) {
+		noLeaks(t)
+		s, _ := openAISession(t, llmtest.Error(401, "Incorrect API key provided: "+testKey+". You can find your API key at https://platform.openai.com."))
+		raw, res, rerr := runRaw(t, s, map[string]any{"message": "hello", "runId": "oa4"})
+		if rerr != nil || res.StopReason != agent.StopError || !strings.Contains(res.Error, "401") || !strings.Contains(res.Error, "[REDACTED]") {
+			t.Fatalf("run = %s, want a 401 error with the echoed key redacted", raw)
+		}
+		// A bad per-run base URL holding the key is refused without echoing it.
+		bad, _, berr := runRaw(t, s, map[string]any{"message": "hello", "settings": map[string]any{"baseUrl": "ftp://" + testKey + "@example.com/v1"}})
+		if berr == nil || berr.Code != -32602 {
+			t.Errorf("bad baseUrl = %s, want -32602", bad)
+		}
+		noKeyLeak(t, s, raw, bad)
+	})
+}
+
+// startBinaryOn starts the built binary on indexDir and initializes it
+// with settings.
+func startBinaryOn(t *testing.T, indexDir string, settings map[string]any) *rpctest.Session {
+	t.Helper()
+	s := rpctest.StartBinary(t, binary(t), "header", "serve", "--index", indexDir)
+	initialize(t, s, map[string]any{"index": indexDir, "settings": settings})
+	return s
+}
+
+// stopBinary ends a binary session the way a host does: shutdown, exit.
+func stopBinary(t *testing.T, s *rpctest.Session) {
+	t.Helper()
+	ctx := ctxT(t)
+	if err := s.Call(ctx, "shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Notify("exit", nil)
+	if err := s.Wait(ctx); exitCode(err) != 0 {
+		t.Fatalf("exit status: %v\n%s", err, s.Stderr())
+	}
+}
+
+// TestPlanReviewAcrossRestart: plan review pauses a run after its first
+// plan; the pending plan is kept in <index>-reviews.db, so after the
+// sidecar restarts the next run of the session gets the <plan_feedback>
+// block (seen by the model: the real OpenAI provider talks to a fake
+// endpoint) and the entry is cleared.
+func TestPlanReviewAcrossRestart(t *testing.T) {
+	noLeaks(t)
+	indexDir := filepath.Join(t.TempDir(), "idx")
+	var mu sync.Mutex   // guards feedback and firstUser, written by the fake server
+	var feedback []bool // per model call: its first user message holds <plan_feedback>
+	var firstUser []string
+	fake := llmtest.NewServer(t, func(n int, req llmtest.Request) llmtest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range req.Chat.Messages {
+			if m.Role == "user" && m.Content != nil {
+				firstUser = append(firstUser, *m.Content)
+				feedback = append(feedback, strings.Contains(*m.Content, "<plan_feedback>"))
+				break
+			}
+		}
+		todos, _ := json.Marshal(todos3)
+		switch n {
+		case 0, 3: // runs 1 and 3: plan
+			return llmtest.ToolCalls("", llmtest.Call{ID: fmt.Sprintf("plan%d", n), Name: "write_todos", Arguments: string(todos)})
+		case 1: // run 2: the plan was approved; go on with its first step
+			return llmtest.ToolCalls("", llmtest.Call{ID: "s1", Name: "localSearch", Arguments: `{"query": "sourdough starter"}`})
+		case 2:
+			return llmtest.Text("Feed the starter daily. [[Sourdough Starter]]")
+		}
+		t.Errorf("unexpected model call %d", n+1)
+		return llmtest.Error(500, "unexpected call")
+	})
+	settings := map[string]any{"provider": "openai", "baseUrl": fake.URL, "model": "test-model",
+		"enableAgentPlannerV0": true, "planReview": true}
+	msg := "How do I feed my sourdough starter?"
+
+	s := startBinaryOn(t, indexDir, settings)
+	res, _ := runAgent(t, s, map[string]any{"message": msg, "sessionId": "s1", "runId": "r1"})
+	if res.StopReason != agent.StopAwaitUserInput || res.Iterations != 1 {
+		t.Fatalf("first run = %+v", res)
+	}
+	us := updates(s, "r1")
+	pending := slices.IndexFunc(us, func(u rpc.AgentUpdateParams) bool { return u.UpdateType == "plan_review_pending" })
+	if pending < 0 || us[pending].Plan == nil || len(us[pending].Plan.Todos) != 3 {
+		t.Fatalf("updates %v: want plan_review_pending with the plan", typesOf(us))
+	}
+	if !strings.Contains(res.Answer, "Search the vault for sourdough starter notes") {
+		t.Errorf("the paused run's answer does not show the plan: %q", res.Answer)
+	}
+	stopBinary(t, s)
+	if _, err := os.Stat(indexDir + "-reviews.db"); err != nil {
+		t.Fatalf("review store: %v", err)
+	}
+
+	s = startBinaryOn(t, indexDir, settings)
+	res, _ = runAgent(t, s, map[string]any{"message": "OK, go ahead", "sessionId": "s1", "runId": "r2"})
+	if res.StopReason != agent.StopFinalAnswer || res.Answer != "Feed the starter daily. [[Sourdough Starter]]" {
+		t.Fatalf("second run = %+v", res)
+	}
+	if slices.Contains(typesOf(updates(s, "r2")), "plan_review_pending") {
+		t.Errorf("second run asked for review again")
+	}
+	res, _ = runAgent(t, s, map[string]any{"message": "And how warm should it be?", "sessionId": "s1", "runId": "r3"})
+	if res.StopReason != agent.StopAwaitUserInput {
+		t.Fatalf("third run = %+v, want a new review pause", res)
+	}
+	stopBinary(t, s)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []bool{false, true, true, false}; !slices.Equal(feedback, want) {
+		t.Fatalf("calls with <plan_feedback> = %v, want %v", feedback, want)
+	}
+	fb := firstUser[1]
+	for _, part := range []string{"<plan_feedback>", "</plan_feedback>", "Search the vault for sourdough starter notes", "OK, go ahead"} {
+		if !strings.Contains(fb, part) {
+			t.Errorf("the resumed run's first user message lacks %q:\n%s", part, fb)
+		}
+	}
+}
+
+// agentRepausesApprovedPlan records a known agent bug: a run that gets the
+// <plan_feedback> block of a reviewed plan starts with an empty plan, so
+// its first write_todos is again "the first plan" and, with planReview
+// still on, the run pauses for review again. A host that keeps planReview
+// on can never get past the review. The offline model re-plans on every
+// run, so it always hits this. Set to false once the agent fixes it.
+const agentRepausesApprovedPlan = true
+
+// TestPlanReviewApprovedOffline: with the offline provider, planner and
+// plan review on, the first run of a session pauses with its plan; "OK, go
+// ahead" in the same session runs the plan to a final answer; the entry is
+// then cleared, so a third run pauses again.
+func TestPlanReviewApprovedOffline(t *testing.T) {
+	if agentRepausesApprovedPlan {
+		t.Skip("known agent bug: an approved plan is paused for review again (see agentRepausesApprovedPlan)")
+	}
+	noLeaks(t)
+	s := start(t, rpc.Config{})
+	initialize(t, s, map[string]any{"settings": map[string]any{"provider": "offline", "enableAgentPlannerV0": true, "planReview": true}})
+	res, _ := runAgent(t, s, map[string]any{"message": "How do I feed my sourdough starter?", "sessionId": "s1"})
+	if res.StopReason != agent.StopAwaitUserInput {
+		t.Fatalf("first run = %+v", res)
+	}
+	res, _ = runAgent(t, s, map[string]any{"message": "OK, go ahead", "sessionId": "s1",
+		"history": []map[string]any{{"role": "user", "content": "How do I feed my sourdough starter?"}, {"role": "assistant", "content": res.Content}}})
+	if res.StopReason != agent.StopFinalAnswer || !strings.Contains(res.Answer, "[[") {
+		t.Fatalf("approved run = %+v", res)
+	}
+	res, _ = runAgent(t, s, map[string]any{"message": "How warm should the starter be?", "sessionId": "s1"})
+	if res.StopReason != agent.StopAwaitUserInput {
+		t.Fatalf("third run = %+v, want a new review pause", res)
+	}
 }
