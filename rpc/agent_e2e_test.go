@@ -469,7 +469,7 @@ func isSubsequence(sub, seq []string) bool {
 	return i == len(sub)
 }
 
-// planOf decodes a plan_updated update's todos into id -> status.
+// todoStatuses maps a plan update's todo ids to their statuses.
 func todoStatuses(u rpc.AgentUpdateParams) map[string]string {
 	out := map[string]string{}
 	if u.Plan != nil {
