@@ -426,9 +426,22 @@ func TestPlanReview(t *testing.T) {
 			}
 			t.Cleanup(func() { a.Close() })
 
-			res, _, model := runIn(a, "p2", "OK, but skip the tags", llm.Turn{Content: "Going ahead."})
+			// The reviewed plan is the second run's plan: plan_progress works on
+			// it at once, and the run is not paused for review again.
+			res, rec2, model := runIn(a, "p2", "OK, but skip the tags",
+				toolTurn("", call(planner.ToolPlanProgress, map[string]any{"plan_status": "completed"})),
+				llm.Turn{Content: "Going ahead."})
 			if res.StopReason != StopFinalAnswer {
 				t.Fatalf("second run = %+v", res)
+			}
+			if r := returned(rec2); len(r) != 1 || !r[0].Success {
+				t.Fatalf("plan_progress on the reviewed plan: %+v", r)
+			}
+			if len(rec2.ofType(EventPlanReviewPending)) != 0 {
+				t.Fatal("the reviewed plan was paused for review again")
+			}
+			if p := rec2.ofType(EventRunStarted)[0].Payload.(RunStartedPayload); p.Goal != "plan my sourdough week" {
+				t.Fatalf("second run's goal = %q, want the reviewed plan's goal", p.Goal)
 			}
 			first := firstUserMessage(model.Requests()[0])
 			for _, want := range []string{"<plan_feedback>", "Read the best note", "OK, but skip the tags"} {

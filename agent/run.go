@@ -126,7 +126,17 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 		if p, ok, err := a.reviews.Take(r.session); err != nil {
 			r.logger.Warn("plan review store", "err", err)
 		} else if ok {
-			user = planner.FeedbackBlock(p, r.goal) + "\n\n" + r.goal
+			// The reply reviews the pending plan: the goal stays the one the
+			// plan was made for, and the approved plan is this run's plan, so
+			// it is neither paused for review again nor lost to plan_progress.
+			reply := r.goal
+			r.goal = p.Goal
+			user = planner.FeedbackBlock(p, reply) + "\n\n" + p.Goal
+			if r.plan != nil && p.Plan.Exists() {
+				if _, err := r.plan.Apply(planner.WriteTodosArgs{Todos: p.Plan.Todos, Focus: p.Plan.Focus, Note: p.Plan.Note}); err != nil {
+					r.logger.Warn("restore the reviewed plan", "err", err)
+				}
+			}
 		}
 	}
 
@@ -279,14 +289,21 @@ func (r *runState) toolDefs() []llm.ToolDef {
 // its answer text, and records it.
 func (r *runState) callModel(ctx context.Context, phase string, tools []llm.ToolDef) (*llm.Response, error) {
 	return r.modelCall(ctx, callSpec{phase: phase, tools: tools, stream: true,
-		refs: References{PromptVersion: r.promptVersion, SectionKey: "action"}})
+		refs: References{PromptVersion: r.promptVersion, SectionKey: "action"},
+		// A text-only reply that the continuation guard will not accept
+		// as final is not shown as the answer.
+		final: func(*llm.Response) bool { return r.plan == nil || !r.cont.ShouldContinue(r.plan.Snapshot()) },
+	})
 }
 
 // callSpec describes one model call.
 type callSpec struct {
-	phase     string
-	tools     []llm.ToolDef
-	stream    bool // stream deltas as answer text (only turns that may be the final answer)
+	phase  string
+	tools  []llm.ToolDef
+	stream bool // stream deltas as answer text (only turns that may be the final answer)
+	// final, when set, decides whether a text-only response whose text
+	// was held back is the final answer and is shown.
+	final     func(*llm.Response) bool
 	maxTokens int
 	refs      References
 }
@@ -320,7 +337,7 @@ func (r *runState) modelCall(ctx context.Context, c callSpec) (*llm.Response, er
 		}
 	}
 	resp, err := r.model.Chat(ctx, llm.Request{Messages: r.messages, Tools: c.tools, MaxTokens: c.maxTokens}, onDelta)
-	if err == nil && !streaming && held.Len() > 0 && len(resp.ToolCalls) == 0 {
+	if err == nil && !streaming && held.Len() > 0 && len(resp.ToolCalls) == 0 && (c.final == nil || c.final(resp)) {
 		r.emit(EventAnswerDelta, TextPayload{Text: held.String()}, References{})
 	}
 	payload := ModelRespondedPayload{Phase: c.phase, Messages: len(r.messages)}
