@@ -16,78 +16,34 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/vault-agent/vault-agent/internal/benchvault"
 	"github.com/vault-agent/vault-agent/internal/vaultgen"
 	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 )
 
 const (
-	benchSeed        = 42
+	benchSeed        = benchvault.Seed
 	benchMinRequests = 2000
 )
 
-var (
-	benchOnce  sync.Once
-	benchVault string
-	benchIndex string
-	benchErr   error
-)
-
-func benchNotes() int {
-	if n, err := strconv.Atoi(os.Getenv("VAULT_AGENT_BENCH_NOTES")); err == nil && n > 0 {
-		return n
-	}
-	return 10000
-}
-
-// benchDirs returns the generated vault and a cached index dir ("" when
-// no cache dir is set: the index is then built in memory).
+// benchDirs returns the generated vault the other benchmarks share and an
+// index folder of its own for the server.
 func benchDirs(b *testing.B) (string, string) {
-	b.Helper()
-	benchOnce.Do(func() {
-		base := os.Getenv("VAULT_AGENT_BENCH_DIR")
-		cached := base != ""
-		if !cached {
-			if base, benchErr = os.MkdirTemp("", "vault-agent-rpc-bench-"); benchErr != nil {
-				return
-			}
-			cleanupDirs = append(cleanupDirs, base)
-		}
-		n := benchNotes()
-		// The same layout as the search benchmarks: the vault is shared.
-		benchVault = filepath.Join(base, fmt.Sprintf("vault-%d-%d", n, benchSeed))
-		if cached {
-			benchIndex = filepath.Join(base, fmt.Sprintf("rpc-index-%d-%d", n, benchSeed))
-		}
-		stamp := filepath.Join(benchVault, ".generated")
-		if _, err := os.Stat(stamp); err == nil {
-			return
-		}
-		os.RemoveAll(benchVault)
-		if _, benchErr = vaultgen.Generate(benchVault, vaultgen.Options{Notes: n, Seed: benchSeed}); benchErr != nil {
-			return
-		}
-		benchErr = os.WriteFile(stamp, nil, 0o644)
-	})
-	if benchErr != nil {
-		b.Fatalf("bench vault: %v", benchErr)
-	}
-	return benchVault, benchIndex
+	vaultDir, indexDir := benchvault.Dirs(b)
+	return vaultDir, indexDir + "-rpc"
 }
 
 // benchSession starts an initialized in-process server on the bench vault.
 func benchSession(b *testing.B) (*rpctest.Session, []string) {
 	b.Helper()
 	vaultDir, indexDir := benchDirs(b)
-	cfg := rpc.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), InMemoryIndex: indexDir == ""}
+	cfg := rpc.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	s := rpctest.StartInProcess(b, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"context"
 	"errors"
+	"github.com/vault-agent/vault-agent/internal/benchvault"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	benchvault.Cleanup()
 	for _, d := range append(cleanupDirs, binDir) {
 		if d != "" {
 			os.RemoveAll(d)
