@@ -264,3 +264,21 @@ func FuzzSearch(f *testing.F) {
 		}
 	})
 }
+
+// A huge note is found, and its snippet comes from its first part without
+// reading the whole file for every search.
+func TestHugeNoteSnippet(t *testing.T) {
+	big := "# Log\n\nThe zanzibar marker opens the file.\n\n" + strings.Repeat("# Entry\n\nfiller text about zanzibar and other things.\n\n", 40000)
+	dir := writeVault(t, map[string]string{"huge.md": big, "small.md": "# Small\n\nnothing here"})
+	ix := openIndex(t, dir, "")
+	res := search(t, ix, Request{Query: "zanzibar"})
+	if len(res.Results) != 1 || res.Results[0].Path != "huge.md" {
+		t.Fatalf("results = %v", paths(res))
+	}
+	if !strings.Contains(res.Results[0].Snippet, "**zanzibar**") {
+		t.Fatalf("snippet = %q", res.Results[0].Snippet)
+	}
+	if len(big) <= snippetMaxBytes {
+		t.Fatal("the note must be larger than the snippet read limit")
+	}
+}

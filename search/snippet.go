@@ -1,6 +1,9 @@
 package search
 
 import (
+	"errors"
+	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -46,7 +49,7 @@ func (ix *Index) addSnippets(res *Results, c *compiler) {
 					return
 				}
 				r := &res.Results[i]
-				n, err := ix.v.ReadNote(r.Path)
+				n, err := ix.readForSnippet(r.Path)
 				if err != nil || len(n.Chunks) == 0 {
 					continue
 				}
@@ -61,6 +64,45 @@ func (ix *Index) addSnippets(res *Results, c *compiler) {
 }
 
 type span struct{ start, end int } // byte offsets
+
+// snippetMaxBytes bounds how much of a note is read and analyzed for its
+// snippet: a huge note (an exported log, a pasted dump) would otherwise
+// cost seconds on every search that finds it.
+const snippetMaxBytes = 256 << 10
+
+// readForSnippet reads a note for its snippet: whole when it is small, its
+// first snippetMaxBytes otherwise.
+func (ix *Index) readForSnippet(path string) (*vault.Note, error) {
+	if m, ok := ix.Note(path); !ok || m.Size <= snippetMaxBytes {
+		return ix.v.ReadNote(path)
+	}
+	abs, err := ix.v.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, snippetMaxBytes)
+	k, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	buf = buf[:k]
+	for i := 0; i < utf8.UTFMax-1 && len(buf) > 0; i++ { // do not cut a character in two
+		if r, size := utf8.DecodeLastRune(buf); r != utf8.RuneError || size > 1 {
+			break
+		}
+		buf = buf[:len(buf)-1]
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return vault.Parse(path, buf, info.ModTime(), ix.v.ChunkSize()), nil
+}
 
 // bestChunk picks the chunk matching the most distinct query terms, then
 // the most matches; ties go to the earlier chunk.
