@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -245,8 +247,12 @@ func (o *OpenAI) attempt(ctx context.Context, creq openai.ChatCompletionRequest,
 		}
 		acc.add(&c)
 	}
+	if !acc.finished && !capt.done.Load() {
+		return nil, &interruptedError{bytes: received, cause: errors.New("the stream ended without a finish reason or [DONE]")}
+	}
 	if !acc.finished {
-		return nil, &interruptedError{bytes: received, cause: errors.New("the stream ended without a finish reason")}
+		// Some servers end with [DONE] but never send a finish reason.
+		o.log.Debug("stream ended with [DONE] but no finish reason", "model", o.model)
 	}
 	return acc.response(), nil
 }
@@ -661,6 +667,9 @@ type captureKey struct{}
 type respCapture struct {
 	mu sync.Mutex
 	h  http.Header
+	// done is set when the body carried the stream's "data: [DONE]" line,
+	// which go-openai reports as io.EOF just like a closed connection.
+	done atomic.Bool
 }
 
 func (c *respCapture) set(h http.Header) {
@@ -675,6 +684,27 @@ func (c *respCapture) header() http.Header {
 	return c.h
 }
 
+// doneWatcher notes the "[DONE]" sentinel as the response body streams by.
+type doneWatcher struct {
+	io.ReadCloser
+	capt *respCapture
+	tail []byte // the last bytes read, for a sentinel split across reads
+}
+
+var doneSentinel = []byte("data: [DONE]")
+
+func (w *doneWatcher) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	if n > 0 && !w.capt.done.Load() {
+		buf := append(w.tail, p[:n]...)
+		if bytes.Contains(buf, doneSentinel) {
+			w.capt.done.Store(true)
+		}
+		w.tail = append(w.tail[:0], buf[max(0, len(buf)-len(doneSentinel)):]...)
+	}
+	return n, err
+}
+
 // captureDoer is the openai.HTTPDoer that records response headers.
 type captureDoer struct{ c *http.Client }
 
@@ -683,6 +713,7 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		if c, ok := req.Context().Value(captureKey{}).(*respCapture); ok {
 			c.set(resp.Header.Clone())
+			resp.Body = &doneWatcher{ReadCloser: resp.Body, capt: c}
 		}
 	}
 	return resp, err

@@ -438,6 +438,18 @@ func TestOpenAIStreamInterrupted(t *testing.T) {
 	}
 }
 
+// Some OpenAI-compatible servers end a stream with [DONE] but never send a
+// finish reason: that is a complete answer, not an interrupted stream.
+func TestOpenAIDoneWithoutFinishReason(t *testing.T) {
+	env := newProvider(t, llmtest.Repeat(llmtest.Reply{
+		Chunks: []string{llmtest.RoleChunk(), llmtest.TextChunk("A whole "), llmtest.TextChunk("answer.")},
+	}), nil)
+	resp, err := env.model.Chat(context.Background(), simpleReq(), nil)
+	if err != nil || resp.Content != "A whole answer." {
+		t.Fatalf("resp = %+v, err = %v", resp, err)
+	}
+}
+
 func TestOpenAICancelAndTimeout(t *testing.T) {
 	hold := make(chan struct{})
 	defer close(hold)
