@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
@@ -101,6 +103,17 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 				obs = reasoning.NewObserver(reasoning.Config{Planner: cfg.Planner, OnStep: lp.Step, OnComplete: lp.Done})
 				sink = obs
 			}
+			// On a terminal the answer streams as it is written; piped output
+			// gets only the final answer, once.
+			var streamed strings.Builder
+			if !asJSON && term.IsTerminal(int(os.Stdout.Fd())) {
+				sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
+					if p, ok := ev.Payload.(agent.TextPayload); ok && ev.EventType == agent.EventAnswerDelta {
+						fmt.Fprint(out, p.Text)
+						streamed.WriteString(p.Text)
+					}
+				}))
+			}
 			if trace != "" {
 				tw, err := agent.CreateTrace(trace)
 				if err != nil {
@@ -120,7 +133,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 					return err
 				}
 			} else {
-				fmt.Fprintln(out, strings.TrimSpace(res.Answer))
+				printAnswer(out, streamed.String(), res.Answer)
 			}
 			switch res.StopReason {
 			case agent.StopFinalAnswer, agent.StopAwaitUserInput:
@@ -142,4 +155,19 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	cmd.Flags().StringVar(&cfg.PolicyPath, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
 	return cmd
+}
+
+// printAnswer ends the answer on stdout. When the answer was streamed and
+// the final one is the same text, only the newline is missing; when the
+// stream was partial or withdrawn, the final answer follows in full.
+func printAnswer(w io.Writer, streamed, answer string) {
+	answer = strings.TrimSpace(answer)
+	switch {
+	case streamed == "":
+		fmt.Fprintln(w, answer)
+	case strings.TrimSpace(streamed) == answer:
+		fmt.Fprintln(w)
+	default:
+		fmt.Fprintf(w, "\n\n%s\n", answer)
+	}
 }

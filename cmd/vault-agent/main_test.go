@@ -192,3 +192,18 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("version: %q", r.stdout)
 	}
 }
+
+func TestPrintAnswer(t *testing.T) {
+	tests := []struct{ streamed, answer, want string }{
+		{"", "The answer.", "The answer.\n"},
+		{"The answer.", "The answer.", "\n"},
+		{"A preamble that was withdrawn", "The answer.", "\n\nThe answer.\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		printAnswer(&b, tt.streamed, tt.answer)
+		if b.String() != tt.want {
+			t.Errorf("printAnswer(%q, %q) = %q, want %q", tt.streamed, tt.answer, b.String(), tt.want)
+		}
+	}
+}
