@@ -338,20 +338,8 @@ func TestStopMidToolFinishesTheToolFirst(t *testing.T) {
 		toolTurn("", call("block", map[string]any{})),
 		{Content: "never asked"},
 	})
-	release := make(chan struct{})
-	a.registry.tools["block"] = defineTool(toolSpec[NoArgs]{
-		name: "block", version: "1", description: "blocks",
-		run: func(ctx context.Context, _ *toolEnv, _ NoArgs) (any, error) {
-			<-release
-			return "ok", nil
-		},
-	})
-	rec := newRecorder()
-	done := make(chan *Result)
-	go func() {
-		res, _ := a.Run(context.Background(), RunRequest{RunID: "m1", Message: "x"}, rec)
-		done <- res
-	}()
+	release := addBlockingTool(a)
+	rec, done := startRun(t, a, RunRequest{RunID: "m1", Message: "x"})
 	rec.waitFor(t, EventToolInvoked)
 	if err := a.Stop("m1"); err != nil {
 		t.Fatal(err)
@@ -367,6 +355,20 @@ func TestStopMidToolFinishesTheToolFirst(t *testing.T) {
 	if model.Remaining() != 1 {
 		t.Fatal("the model was called after the stop")
 	}
+}
+
+// addBlockingTool registers a tool "block" that runs until the returned
+// channel is closed.
+func addBlockingTool(a *Agent) chan struct{} {
+	release := make(chan struct{})
+	a.registry.tools["block"] = defineTool(toolSpec[NoArgs]{
+		name: "block", version: "1", description: "blocks",
+		run: func(ctx context.Context, _ *toolEnv, _ NoArgs) (any, error) {
+			<-release
+			return "ok", nil
+		},
+	})
+	return release
 }
 
 func TestCancelContext(t *testing.T) {

@@ -335,14 +335,7 @@ func TestROAStopDuringActFinishesToolsThenStops(t *testing.T) {
 		toolTurn("", call("block", map[string]any{})),
 		observeTurn("never", false, "never"),
 	})
-	release := make(chan struct{})
-	a.registry.tools["block"] = defineTool(toolSpec[NoArgs]{
-		name: "block", version: "1", description: "blocks",
-		run: func(ctx context.Context, _ *toolEnv, _ NoArgs) (any, error) {
-			<-release
-			return "ok", nil
-		},
-	})
+	release := addBlockingTool(a)
 	rec, done := startRun(t, a, RunRequest{RunID: "stop2", Message: "x", Config: Config{Mode: ModeROA}})
 	rec.waitFor(t, EventToolInvoked)
 	if err := a.Stop("stop2"); err != nil {
