@@ -69,10 +69,10 @@ func (r *runState) writeTodos(raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, toolErrorf("%v", err)
 	}
-	r.emitPlan(first)
 	if first && r.cfg.PlanReview {
 		r.reviewPending = true
 	}
+	r.emitPlan(first)
 	return res, nil
 }
 
@@ -96,13 +96,11 @@ func (r *runState) emitPlan(first bool) {
 	todos := append([]Todo(nil), snap.Todos...)
 	r.emit(typ, PlanPayload{Revision: snap.Revision, Todos: todos, Focus: snap.Focus, Note: snap.Note, Summary: snap.Summary()},
 		References{PlanID: r.planRefs, SectionKey: "planning"})
-	if r.reviewPendingNext(first) {
+	if first && r.reviewPending {
 		r.emit(EventPlanReviewPending, PlanPayload{Revision: snap.Revision, Todos: todos, Summary: snap.Summary()},
 			References{PlanID: r.planRefs, SectionKey: "planning"})
 	}
 }
-
-func (r *runState) reviewPendingNext(first bool) bool { return first && r.cfg.PlanReview }
 
 // requestInput pauses the run until the host answers with agent/input, the
 // request times out, or the run is stopped.

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/reasoning/marker"
 )
 
 // reactSystemPrompt is the system prompt of the react loop. Its version is
@@ -24,7 +25,9 @@ func buildMessages(system string, history []llm.Message, user string) []llm.Mess
 	msgs := make([]llm.Message, 0, len(history)+2)
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, m := range history {
-		m.Content = stripMarkers(m.Content)
+		// Our reasoning markers and the legacy tool-call markers in host
+		// history never reach the model.
+		m.Content = strings.TrimSpace(marker.Strip(m.Content))
 		if m.Role == llm.RoleSystem {
 			continue // the host's history never overrides our system prompt
 		}
@@ -35,37 +38,6 @@ func buildMessages(system string, history []llm.Message, user string) []llm.Mess
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: user})
 	return msgs
-}
-
-// stripMarkers removes our reasoning markers and the legacy tool-call
-// markers from host history, so the model never sees them.
-func stripMarkers(s string) string {
-	for _, pair := range [][2]string{
-		{"<!--AGENT_REASONING:", "-->"},
-		{"<!--TOOL_CALL_START", "<!--TOOL_CALL_END"},
-		{"<!--TOOL_CALL_END", "-->"},
-		{"<!--TOOL_CALL_START", "-->"},
-	} {
-		for {
-			i := strings.Index(s, pair[0])
-			if i < 0 {
-				break
-			}
-			j := strings.Index(s[i+len(pair[0]):], pair[1])
-			if j < 0 {
-				s = s[:i]
-				break
-			}
-			end := i + len(pair[0]) + j + len(pair[1])
-			if pair[1] == "<!--TOOL_CALL_END" {
-				if k := strings.Index(s[end:], "-->"); k >= 0 {
-					end += k + 3
-				}
-			}
-			s = s[:i] + s[end:]
-		}
-	}
-	return strings.TrimSpace(s)
 }
 
 // firstSentence returns the first sentence of s, whitespace-collapsed and

@@ -269,20 +269,22 @@ func (r *runState) loop(runCtx, timeoutCtx context.Context) *Result {
 }
 
 // toolDefs lists the tools offered to the model in this run.
-func (r *runState) toolDefs() []llm.ToolDef {
-	defs := r.registry.Defs(func(name string) bool {
-		if r.gate != nil && !r.gate.allow(name) {
-			return false
-		}
-		switch name {
-		case planner.ToolWriteTodos, planner.ToolPlanProgress:
-			return r.plan != nil
-		case toolRequestInput:
-			return r.cfg.RequestInput || r.cfg.Mode == ModeROA
-		}
-		return true
-	})
-	return defs
+func (r *runState) toolDefs() []llm.ToolDef { return r.registry.Defs(r.allowed) }
+
+// allowed reports whether the run offers the tool named name: the planner
+// tools only with the planner on, request_input only where enabled, and
+// nothing outside the current step's or stage's gate.
+func (r *runState) allowed(name string) bool {
+	if r.gate != nil && !r.gate.allow(name) {
+		return false
+	}
+	switch name {
+	case planner.ToolWriteTodos, planner.ToolPlanProgress:
+		return r.plan != nil
+	case toolRequestInput:
+		return r.cfg.RequestInput || r.cfg.Mode == ModeROA
+	}
+	return true
 }
 
 // callModel makes one tool-calling model call of the react loop, streaming
@@ -374,7 +376,7 @@ func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
 		var out any
 		var err error
 		tool, known := r.registry.Get(c.Name)
-		offered := known && r.offered(c.Name)
+		offered := known && r.allowed(c.Name)
 		refs := References{ToolVersion: toolsVersion, SectionKey: "action", PlanID: r.planRefs, StepID: r.stepRef}
 		if tool != nil {
 			refs.ToolVersion = tool.Version
@@ -439,15 +441,6 @@ func toolContent(out any, err error) string {
 		b, _ = json.Marshal(map[string]string{"error": "result could not be encoded: " + mErr.Error()})
 	}
 	return string(b)
-}
-
-func (r *runState) offered(name string) bool {
-	for _, d := range r.toolDefs() {
-		if d.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *runState) offeredNames() []string {

@@ -576,12 +576,7 @@ func TestAgentStopNotBlocked(t *testing.T) {
 	if err := s.Call(ctx, "agent/stop", map[string]any{"runId": "r1"}, &stop); err != nil || !stop.Stopped {
 		t.Fatalf("agent/stop = %+v, %v", stop, err)
 	}
-	resp, err := run.Wait(ctx)
-	if err != nil || resp.Error != nil {
-		t.Fatalf("agent/run = %+v, %v", resp, err)
-	}
-	var res rpc.AgentRunResult
-	json.Unmarshal(resp.Result, &res)
+	res, _ := waitRun(t, run)
 	if res.StopReason != agent.StopStopped || res.RunID != "r1" {
 		t.Errorf("result = %+v, want stopped r1", res)
 	}
@@ -804,12 +799,7 @@ func TestAgentRequestInput(t *testing.T) {
 	if err := s.Call(ctx, "agent/input", map[string]any{"runId": "in1", "content": "rye, please"}, &in); err != nil || !in.Accepted {
 		t.Fatalf("agent/input = %+v, %v", in, err)
 	}
-	resp, err := run.Wait(ctx)
-	if err != nil || resp.Error != nil {
-		t.Fatalf("run = %+v, %v", resp, err)
-	}
-	var res rpc.AgentRunResult
-	json.Unmarshal(resp.Result, &res)
+	res, _ := waitRun(t, run)
 	if res.Answer != "Feed the rye starter daily." || res.StopReason != agent.StopFinalAnswer {
 		t.Errorf("result = %+v", res)
 	}

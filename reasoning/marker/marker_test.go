@@ -1,4 +1,4 @@
-package reasoning
+package marker
 
 import (
 	"encoding/json"
