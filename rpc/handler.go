@@ -134,18 +134,39 @@ type asyncQueue struct {
 	wg   *sync.WaitGroup
 	slow func(method string) bool
 	log  *slog.Logger
+
+	// mu orders wg.Add against close: once closed, no handler starts, so
+	// waiting on wg after close cannot race with a late message from the
+	// read loop (which may outlive Serve's select when the host is gone).
+	mu     sync.Mutex
+	closed bool
+}
+
+// close stops the queue from starting handlers; messages that arrive
+// afterwards are dropped (the connection is going away).
+func (q *asyncQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
 }
 
 func asyncHandler(q *asyncQueue, next handlerFunc) handlerFunc {
 	q.next = make(chan struct{})
 	close(q.next)
 	return func(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) error {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			q.log.Debug("dropping a message that arrived during shutdown", "method", req.Method)
+			return nil
+		}
+		q.wg.Add(1)
+		q.mu.Unlock()
 		waitFor := q.next
 		release := make(chan struct{})
 		q.next = release
 		var once sync.Once
 		releaseFn := func() { once.Do(func() { close(release) }) }
-		q.wg.Add(1)
 		go func() {
 			defer q.wg.Done()
 			defer releaseFn()

@@ -202,6 +202,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// Stop everything: runs and requests see their contexts cancelled.
 	cancel()
 	s.stopRuns()
+	s.queue.close()
 	conn.Close()
 	if !waitTimeout(&s.wg, s.cfg.ShutdownTimeout) {
 		s.log.Error("handlers still running after the shutdown timeout; closing anyway", "timeout", s.cfg.ShutdownTimeout)
