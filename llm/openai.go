@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -684,25 +685,103 @@ func (c *respCapture) header() http.Header {
 	return c.h
 }
 
-// doneWatcher notes the "[DONE]" sentinel as the response body streams by.
+// doneWatcher notes the "[DONE]" sentinel line as the response body
+// streams by ("data: [DONE]", with or without the space).
 type doneWatcher struct {
 	io.ReadCloser
 	capt *respCapture
-	tail []byte // the last bytes read, for a sentinel split across reads
+	line []byte // the current, unfinished line (capped)
 }
 
-var doneSentinel = []byte("data: [DONE]")
+const maxWatchedLine = 64
 
 func (w *doneWatcher) Read(p []byte) (int, error) {
 	n, err := w.ReadCloser.Read(p)
 	if n > 0 && !w.capt.done.Load() {
-		buf := append(w.tail, p[:n]...)
-		if bytes.Contains(buf, doneSentinel) {
-			w.capt.done.Store(true)
+		for _, b := range p[:n] {
+			if b == '\n' {
+				if isDoneLine(w.line) {
+					w.capt.done.Store(true)
+				}
+				w.line = w.line[:0]
+				continue
+			}
+			if len(w.line) < maxWatchedLine {
+				w.line = append(w.line, b)
+			}
 		}
-		w.tail = append(w.tail[:0], buf[max(0, len(buf)-len(doneSentinel)):]...)
+	}
+	if err == io.EOF && isDoneLine(w.line) {
+		w.capt.done.Store(true)
 	}
 	return n, err
+}
+
+func isDoneLine(line []byte) bool {
+	rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+	return ok && string(bytes.TrimSpace(rest)) == "[DONE]"
+}
+
+// maxPlainCompletion caps the body of a non-streamed answer we convert.
+const maxPlainCompletion = 32 << 20
+
+// completionAsStream turns a plain chat.completion body (what servers that
+// ignore "stream": true send) into the SSE stream go-openai expects: one
+// chunk whose deltas are the messages, then [DONE]. It reports false when
+// body is not a completion.
+func completionAsStream(body []byte) ([]byte, bool) {
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return nil, false
+	}
+	choices, ok := m["choices"].([]any)
+	if !ok {
+		return nil, false
+	}
+	for _, c := range choices {
+		ch, ok := c.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		msg, _ := ch["message"].(map[string]any)
+		if msg == nil {
+			msg = map[string]any{}
+		}
+		if calls, ok := msg["tool_calls"].([]any); ok {
+			for i, tc := range calls {
+				if tcm, ok := tc.(map[string]any); ok {
+					if _, has := tcm["index"]; !has {
+						tcm["index"] = i
+					}
+				}
+			}
+		}
+		delete(ch, "message")
+		ch["delta"] = msg
+		if _, has := ch["finish_reason"]; !has || ch["finish_reason"] == nil {
+			ch["finish_reason"] = "stop"
+		}
+	}
+	m["object"] = "chat.completion.chunk"
+	chunk, err := json.Marshal(m)
+	if err != nil {
+		return nil, false
+	}
+	var out bytes.Buffer
+	out.WriteString("data: ")
+	out.Write(chunk)
+	out.WriteString("\n\ndata: [DONE]\n\n")
+	return out.Bytes(), true
+}
+
+// plainCompletion reports a successful response that is a JSON document
+// rather than an event stream.
+func plainCompletion(resp *http.Response) bool {
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
 }
 
 // captureDoer is the openai.HTTPDoer that records response headers.
@@ -713,6 +792,18 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		if c, ok := req.Context().Value(captureKey{}).(*respCapture); ok {
 			c.set(resp.Header.Clone())
+			if plainCompletion(resp) {
+				body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxPlainCompletion))
+				resp.Body.Close()
+				if rerr != nil {
+					return nil, rerr
+				}
+				if sse, ok := completionAsStream(body); ok {
+					body = sse
+					resp.Header.Set("Content-Type", "text/event-stream")
+				}
+				resp.Body = io.NopCloser(bytes.NewReader(body))
+			}
 			resp.Body = &doneWatcher{ReadCloser: resp.Body, capt: c}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -593,4 +594,67 @@ func TestParseRetryAfter(t *testing.T) {
 
 func sprintfAll(v any) string {
 	return fmt.Sprintf("%v %+v %#v %s", v, v, v, v)
+}
+
+// Servers differ in how they end and frame a stream: "data:" without the
+// space, and [DONE] as the only end marker. A cut stream in the same framing
+// is still an interruption.
+func TestOpenAIDataWithoutSpace(t *testing.T) {
+	env := newProvider(t, llmtest.Sequence(t, llmtest.Reply{
+		NoSpace: true,
+		Chunks:  []string{llmtest.RoleChunk(), llmtest.TextChunk("Tight "), llmtest.TextChunk("framing.")},
+	}, llmtest.Reply{
+		NoSpace: true, Cut: true,
+		Chunks: []string{llmtest.TextChunk("cut")},
+	}), func(c *OpenAIConfig) { c.MaxRetries = -1 })
+	resp, err := env.model.Chat(context.Background(), simpleReq(), nil)
+	if err != nil || resp.Content != "Tight framing." {
+		t.Fatalf("resp = %+v, err = %v", resp, err)
+	}
+	if _, err := env.model.Chat(context.Background(), simpleReq(), nil); !errors.Is(err, ErrStreamInterrupted) {
+		t.Fatalf("cut stream: err = %v, want ErrStreamInterrupted", err)
+	}
+}
+
+// A server that ignores "stream": true and answers with one JSON document
+// is read like a one-chunk stream: text, tool calls (which carry no index
+// there), finish reason and usage.
+func TestOpenAIPlainJSONAnswer(t *testing.T) {
+	env := newProvider(t, llmtest.Sequence(t, llmtest.Reply{
+		Plain: `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,
+			"message":{"role":"assistant","content":"Let me look.","tool_calls":[
+				{"id":"call_1","type":"function","function":{"name":"localSearch","arguments":"{\"query\":\"rye\"}"}},
+				{"id":"call_2","type":"function","function":{"name":"readNote","arguments":"{\"notePath\":\"a.md\"}"}}]},
+			"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":7,"completion_tokens":5}}`,
+	}, llmtest.Reply{
+		Plain: `{"choices":[{"index":0,"message":{"role":"assistant","content":"<think>hmm</think>Rye it is."},"finish_reason":"stop"}]}`,
+	}), nil)
+	onDelta, deltas := collect()
+	resp, err := env.model.Chat(context.Background(), simpleReq(), onDelta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ToolCall{
+		{ID: "call_1", Name: "localSearch", Arguments: `{"query":"rye"}`},
+		{ID: "call_2", Name: "readNote", Arguments: `{"notePath":"a.md"}`},
+	}
+	if resp.Content != "Let me look." || !reflect.DeepEqual(resp.ToolCalls, want) || resp.FinishReason != "tool_calls" ||
+		resp.Usage.PromptTokens != 7 || resp.Usage.CompletionTokens != 5 {
+		t.Errorf("resp = %+v", resp)
+	}
+	if got := strings.Join(deltas(), ""); got != "Let me look." {
+		t.Errorf("deltas = %q", got)
+	}
+	resp, err = env.model.Chat(context.Background(), simpleReq(), nil)
+	if err != nil || resp.Content != "Rye it is." || resp.Reasoning != "hmm" {
+		t.Fatalf("resp = %+v, err = %v", resp, err)
+	}
+}
+
+func TestCompletionAsStreamRejectsOtherJSON(t *testing.T) {
+	for _, body := range []string{`{"error":{"message":"nope"}}`, `[1,2]`, `not json`, `{"choices":[1]}`} {
+		if _, ok := completionAsStream([]byte(body)); ok {
+			t.Errorf("%s: converted, want refused", body)
+		}
+	}
 }

@@ -33,6 +33,11 @@ type Reply struct {
 	// Abort drops the connection after Chunks (the client sees an
 	// unexpected EOF).
 	Abort bool
+	// Plain, when set, is sent as a 200 application/json body instead of a
+	// stream, as servers that ignore "stream": true do.
+	Plain string
+	// NoSpace writes "data:{...}" without the space after the colon.
+	NoSpace bool
 	// Hold, when set, is waited on after Chunks are sent (until it is closed
 	// or the client goes away), for tests of cancellation and stop.
 	Hold <-chan struct{}
@@ -180,12 +185,22 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(b))
 		return
 	}
+	if reply.Plain != "" {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(reply.Plain))
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
+	prefix := "data: "
+	if reply.NoSpace {
+		prefix = "data:"
+	}
 	for _, c := range reply.Chunks {
-		_, _ = fmt.Fprintf(w, "data: %s\n\n", c)
+		_, _ = fmt.Fprintf(w, "%s%s\n\n", prefix, c)
 		if fl != nil {
 			fl.Flush()
 		}
@@ -201,7 +216,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	if !reply.Cut {
-		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
+		_, _ = fmt.Fprintf(w, "%s[DONE]\n\n", prefix)
 	}
 }
 
