@@ -45,8 +45,8 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 	if len(unknown) > 0 {
 		s.log.Warn("agent/run: unknown settings ignored", "settings", strings.Join(unknown, ", "))
 	}
-	if p.Settings != nil && len(p.Settings.Excludes) > 0 {
-		s.log.Warn("agent/run: the excludes setting only applies at initialize; ignored for this run")
+	if p.Settings != nil && (len(p.Settings.Excludes) > 0 || p.Settings.ObsidianExcludes != nil) {
+		s.log.Warn("agent/run: the excludes and obsidianExcludes settings only apply at initialize; ignored for this run")
 	}
 	var model llm.Model
 	if o := p.Settings; o != nil && (o.Provider != "" || o.Model != "" || o.BaseURL != "") {

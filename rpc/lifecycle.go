@@ -101,7 +101,11 @@ func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *Initial
 		return nil, nil, err
 	}
 
-	v, err := vault.Open(root, vault.Options{Excludes: settings.Excludes})
+	v, err := vault.Open(root, vault.Options{
+		Excludes:               settings.Excludes,
+		IgnoreObsidianExcludes: settings.ObsidianExcludes != nil && !*settings.ObsidianExcludes,
+		Logger:                 s.shared,
+	})
 	if err != nil {
 		return nil, nil, invalidParams("invalid params for %s: vault %q cannot be opened: %v", method, root, err)
 	}

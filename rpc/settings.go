@@ -49,6 +49,10 @@ type Settings struct {
 	Trace string `json:"trace,omitempty"`
 	// Excludes are vault folders or glob patterns to skip (initialize only).
 	Excludes []string `json:"excludes,omitempty"`
+	// ObsidianExcludes applies Obsidian's own "Excluded files" setting
+	// (userIgnoreFilters in .obsidian/app.json) as excludes (default true;
+	// initialize only).
+	ObsidianExcludes *bool `json:"obsidianExcludes,omitempty"`
 
 	// unknown holds keys that are not settings, in sorted order.
 	unknown []string

@@ -19,6 +19,10 @@ type Options struct {
 	// Excludes are glob patterns on vault-relative slash paths, gitignore
 	// style: "Archive/**", "*.excalidraw.md", "templates/". See pattern.
 	Excludes []string
+	// IgnoreObsidianExcludes stops the vault from applying Obsidian's own
+	// "Excluded files" setting (userIgnoreFilters in .obsidian/app.json),
+	// which it honours by default. See obsidianFilter.
+	IgnoreObsidianExcludes bool
 	// ChunkSize is the maximum number of runes per chunk; default 1500.
 	ChunkSize int
 	// Logger receives debug lines about skipped entries (broken symlinks,
@@ -34,6 +38,7 @@ type Vault struct {
 	given    string // absolute form of the path passed to Open
 	chunk    int
 	patterns []pattern
+	obsidian []obsidianFilter
 	log      *slog.Logger
 }
 
@@ -79,7 +84,11 @@ func Open(root string, opts Options) (*Vault, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Vault{root: real, given: given, chunk: chunk, patterns: pats, log: log.With("component", "vault")}, nil
+	v := &Vault{root: real, given: given, chunk: chunk, patterns: pats, log: log.With("component", "vault")}
+	if !opts.IgnoreObsidianExcludes {
+		v.obsidian = loadObsidianFilters(real, v.log)
+	}
+	return v, nil
 }
 
 // Root returns the absolute vault folder, symlinks evaluated.
@@ -238,6 +247,17 @@ func (v *Vault) hiddenReason(rel string, isDir bool) (notNote bool, reason strin
 		for _, p := range v.patterns {
 			if p.match(segs[:i+1], dir) {
 				return false, fmt.Sprintf("it is excluded by the pattern %q", p.raw)
+			}
+		}
+	}
+	if len(v.obsidian) > 0 {
+		probe := rel
+		if isDir {
+			probe += "/"
+		}
+		for _, f := range v.obsidian {
+			if f.match(probe) {
+				return false, fmt.Sprintf("it is in Obsidian's excluded files (%q in .obsidian/app.json)", f.raw)
 			}
 		}
 	}

@@ -23,12 +23,15 @@ type vaultFlags struct {
 	vault    string
 	index    string
 	excludes []string
+	// noObsidian turns off Obsidian's "Excluded files" setting.
+	noObsidian bool
 }
 
 func (f *vaultFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.vault, "vault", "", "the vault folder (required)")
 	cmd.Flags().StringVar(&f.index, "index", "", "index folder (default: per-vault folder in the user cache dir)")
 	cmd.Flags().StringSliceVar(&f.excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
+	cmd.Flags().BoolVar(&f.noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")
 }
 
 // openIndex opens the vault and its index and reconciles the index with the
@@ -37,7 +40,7 @@ func (f *vaultFlags) openIndex(ctx context.Context, cmd *cobra.Command, log *slo
 	if strings.TrimSpace(f.vault) == "" {
 		return nil, search.SyncStats{}, usageError(cmd, "--vault is required: the folder of your markdown notes")
 	}
-	v, err := vault.Open(f.vault, vault.Options{Excludes: f.excludes})
+	v, err := vault.Open(f.vault, vault.Options{Excludes: f.excludes, IgnoreObsidianExcludes: f.noObsidian, Logger: log})
 	if err != nil {
 		return nil, search.SyncStats{}, err
 	}

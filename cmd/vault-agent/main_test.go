@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -205,5 +207,48 @@ func TestPrintAnswer(t *testing.T) {
 		if b.String() != tt.want {
 			t.Errorf("printAnswer(%q, %q) = %q, want %q", tt.streamed, tt.answer, b.String(), tt.want)
 		}
+	}
+}
+
+// Notes hidden by Obsidian's "Excluded files" setting are not searched,
+// unless --no-obsidian-excludes says otherwise.
+func TestObsidianExcludedFiles(t *testing.T) {
+	vaultDir := t.TempDir()
+	files := map[string]string{
+		"Inbox/kept.md":            "The quokka lives on Rottnest.\n",
+		"Templates/quokka.md":      "Template: quokka {{title}}\n",
+		".obsidian/app.json":       `{"userIgnoreFilters":["Templates/"]}`,
+		".obsidian/workspace.json": "{}",
+	}
+	for p, c := range files {
+		full := filepath.Join(vaultDir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := func(args ...string) []string {
+		t.Helper()
+		r := runCLI(t, append([]string{"search", "--vault", vaultDir, "--index", filepath.Join(t.TempDir(), "idx"), "--json"}, args...)...)
+		var res struct {
+			Results []struct{ Path string } `json:"results"`
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
+			t.Fatalf("search: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		var out []string
+		for _, x := range res.Results {
+			out = append(out, x.Path)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got := paths("quokka"); !slices.Equal(got, []string{"Inbox/kept.md"}) {
+		t.Errorf("with Obsidian's excludes: %v", got)
+	}
+	if got := paths("--no-obsidian-excludes", "quokka"); !slices.Equal(got, []string{"Inbox/kept.md", "Templates/quokka.md"}) {
+		t.Errorf("--no-obsidian-excludes: %v", got)
 	}
 }

@@ -13,6 +13,11 @@ import (
 // serve runs the JSON-RPC server on stdin/stdout. An exit notification
 // without a prior shutdown ends the process with status 1, as in LSP.
 func serve(ctx context.Context, log *slog.Logger, vf vaultFlags, codec string, in io.Reader, out io.Writer) error {
+	var obsidian *bool
+	if vf.noObsidian {
+		off := false
+		obsidian = &off
+	}
 	srv := rpc.New(rpc.Config{
 		Vault:   vf.vault,
 		Index:   vf.index,
@@ -21,7 +26,8 @@ func serve(ctx context.Context, log *slog.Logger, vf vaultFlags, codec string, i
 		Version: version,
 		APIKey:  os.Getenv("OPENAI_API_KEY"),
 		DefaultSettings: rpc.Settings{
-			Excludes: vf.excludes,
+			Excludes:         vf.excludes,
+			ObsidianExcludes: obsidian,
 		},
 	})
 	err := srv.Serve(ctx, in, out)
