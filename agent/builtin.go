@@ -63,6 +63,7 @@ type LocalSearchResult struct {
 	Results []SearchHit `json:"results"`
 	Total   int         `json:"total"`
 	Fuzzy   bool        `json:"fuzzy,omitempty"`
+	Partial bool        `json:"partial,omitempty"`
 	Hint    string      `json:"hint,omitempty"`
 }
 
@@ -357,12 +358,15 @@ func runLocalSearch(ctx context.Context, env *toolEnv, a LocalSearchArgs) (any, 
 		}
 		return nil, toolErrorf("search failed: %v", err)
 	}
-	out := &LocalSearchResult{Query: query, Results: make([]SearchHit, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy}
+	out := &LocalSearchResult{Query: query, Results: make([]SearchHit, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy, Partial: res.Partial}
 	for _, r := range res.Results {
 		out.Results = append(out.Results, SearchHit{
 			Path: r.Path, Title: r.Title, Score: roundScore(r.Score), Snippet: r.Snippet,
 			Heading: r.Heading, ChunkIndex: r.ChunkIndex, Tags: r.Tags, MTime: r.MTime,
 		})
+	}
+	if out.Partial {
+		out.Hint = "No note matched all the terms; these notes match only some of them. Check they are relevant, or search again with other words."
 	}
 	env.run.searchDone(query, a.TimeRange, out)
 	return out, nil

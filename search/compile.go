@@ -28,6 +28,11 @@ import (
 // Fuzzy fallback: when the exact query matches nothing, Search compiles it
 // again with fuzziness 1 (2 for terms of 7+ characters) on free terms of at
 // least 4 characters.
+//
+// Partial fallback: when that matches nothing too and a group has two or
+// more free terms, Search compiles it once more requiring any one of them
+// ("retry backoff" finds notes about retries), and says so in
+// Results.Partial. Ranking still puts notes with more of the terms first.
 
 // compiled is the result of compiling one node.
 type compiled struct {
@@ -55,6 +60,11 @@ type compiler struct {
 	paths  func(prefix string) []string
 	terms  []snipTerm
 	fuzzed bool // at least one term got fuzziness
+	// relaxed requires one free term per group instead of minShould.
+	relaxed bool
+	// relaxable is set when some group requires more than one free term,
+	// so a relaxed compile would match more.
+	relaxable bool
 }
 
 func (c *compiler) compile(n Node, negated bool) compiled {
@@ -163,7 +173,14 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	}
 	if len(shoulds) > 0 {
 		b.AddShould(shoulds...)
-		b.SetMinShould(float64(minShould(len(shoulds))))
+		min := minShould(len(shoulds))
+		if !negated && min > 1 {
+			c.relaxable = true
+			if c.relaxed {
+				min = 1
+			}
+		}
+		b.SetMinShould(float64(min))
 	}
 	if len(nots) > 0 {
 		b.AddMustNot(nots...)

@@ -47,6 +47,7 @@ func TestFixtureRelevance(t *testing.T) {
 		excludes []string
 		allUnder string // every result under this folder
 		fuzzy    *bool
+		partial  *bool
 		none     bool
 	}{
 		{n: 1, query: "how do I make a sourdough starter", top: "recipes/Sourdough Starter.md"},
@@ -93,7 +94,12 @@ func TestFixtureRelevance(t *testing.T) {
 		{n: 31, query: "tag:trash-only-tag", none: true},
 		{n: 32, query: "渡辺健二", top: "people/Kenji Watanabe.md"},
 		{n: 32, query: "京都", top: "travel/Japan 2026/京都メモ.md"},
-		{n: 32, query: "Yeastwood", exactly: []string{"recipes/Sourdough Starter.md"}},
+		{n: 32, query: "Yeastwood", exactly: []string{"recipes/Sourdough Starter.md"}, partial: ptr(false)},
+		// Partial fallback: no note has both terms (not even fuzzily), so
+		// notes with either one come back, flagged.
+		{n: 33, query: "Yeastwood zzyzx", exactly: []string{"recipes/Sourdough Starter.md"}, partial: ptr(true), fuzzy: ptr(false)},
+		{n: 33, query: "Yeastwood zzyzx -starter", none: true},
+		{n: 33, query: "sourdough starter", top: "recipes/Sourdough Starter.md", partial: ptr(false)},
 		{n: 32, query: "INC-2291", top: "work/meetings/2026-04-02 Incident Review.md"},
 	}
 	for _, tt := range tests {
@@ -142,6 +148,9 @@ func TestFixtureRelevance(t *testing.T) {
 						t.Errorf("#%d %q: %s outside %s", tt.n, tt.query, p, tt.allUnder)
 					}
 				}
+			}
+			if tt.partial != nil && res.Partial != *tt.partial {
+				t.Errorf("#%d %q: Partial = %v, want %v", tt.n, tt.query, res.Partial, *tt.partial)
 			}
 			if tt.fuzzy != nil && res.Fuzzy != *tt.fuzzy {
 				t.Errorf("#%d %q: Fuzzy = %v, want %v", tt.n, tt.query, res.Fuzzy, *tt.fuzzy)

@@ -22,7 +22,9 @@ const (
 // the folder prefixes, From/To bound the mtime (inclusive). A request with
 // filters and no query lists the matching notes, newest first. When nothing
 // matches and the query has free terms of 4+ characters, it is retried
-// with fuzzy matching and Results.Fuzzy is set.
+// with fuzzy matching and Results.Fuzzy is set; when that matches nothing
+// either, notes matching any one of the free terms are returned and
+// Results.Partial is set.
 func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 	start := time.Now()
 	var root Node
@@ -50,15 +52,22 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		limit = maxLimit
 	}
 
-	res, c, err := ix.run(ctx, root, filters, limit, false)
+	res, c, err := ix.run(ctx, root, filters, limit, compileMode{})
 	if err != nil {
 		return nil, err
 	}
 	if res.Total == 0 && root != nil {
-		fres, fc, err := ix.run(ctx, root, filters, limit, true)
+		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true})
 		if err == nil && fc.fuzzed && fres.Total > 0 {
 			res, c = fres, fc
 			res.Fuzzy = true
+		}
+	}
+	if res.Total == 0 && root != nil && c.relaxable {
+		pres, pc, err := ix.run(ctx, root, filters, limit, compileMode{relaxed: true})
+		if err == nil && pres.Total > 0 {
+			res, c = pres, pc
+			res.Partial = true
 		}
 	}
 	ix.addSnippets(res, c)
@@ -66,8 +75,11 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 	return res, nil
 }
 
-func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limit int, fuzzy bool) (*Results, *compiler, error) {
-	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: fuzzy, files: ix.matchFiles, paths: ix.matchPrefix}
+// compileMode selects a fallback compile of the query.
+type compileMode struct{ fuzzy, relaxed bool }
+
+func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limit int, mode compileMode) (*Results, *compiler, error) {
+	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, relaxed: mode.relaxed, files: ix.matchFiles, paths: ix.matchPrefix}
 	main := compiled{}
 	if root != nil {
 		main = c.compile(root, false)
@@ -75,7 +87,7 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 			return &Results{Results: []Result{}}, c, nil
 		}
 	}
-	if fuzzy && !c.fuzzed {
+	if mode.fuzzy && !c.fuzzed {
 		return &Results{Results: []Result{}}, c, nil
 	}
 	b := query.NewBooleanQuery(nil, nil, nil)

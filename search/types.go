@@ -39,6 +39,9 @@ type Results struct {
 	// Fuzzy is true when the exact query matched nothing and fuzzy matching
 	// produced these results.
 	Fuzzy bool `json:"fuzzy,omitempty"`
+	// Partial is true when no note matched enough of the free terms and
+	// these results match only some of them.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Status describes the index for vault/status.

@@ -121,5 +121,8 @@ func printResults(w io.Writer, res *search.Results) {
 	if res.Fuzzy {
 		more = ", fuzzy matches"
 	}
+	if res.Partial {
+		more += ", matching only some of the terms"
+	}
 	fmt.Fprintf(w, "\n%d of %d matching notes (%.1f ms%s)\n", len(res.Results), res.Total, res.TookMs, more)
 }
