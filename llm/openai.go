@@ -99,8 +99,11 @@ type OpenAI struct {
 	timeout    time.Duration
 	maxRetries int
 	usage      bool
-	log        *slog.Logger
-	sleep      func(ctx context.Context, d time.Duration) error
+	// noUsage is set once the server refused stream_options, so later
+	// calls do not ask again.
+	noUsage atomic.Bool
+	log     *slog.Logger
+	sleep   func(ctx context.Context, d time.Duration) error
 }
 
 // NewOpenAI returns the provider for cfg.
@@ -197,6 +200,16 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(string)) (*
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("openai chat: %w", ctx.Err())
+		}
+		if !delivered && creq.StreamOptions != nil && refusedStreamOptions(err) {
+			// Older and stricter servers refuse the stream_options field;
+			// ask once more without it before giving up.
+			creq.StreamOptions = nil
+			if resp, rerr := o.attempt(ctx, creq, deliver); rerr == nil {
+				o.noUsage.Store(true)
+				o.log.Info("the server refused stream_options; not asking for usage any more", "model", o.model)
+				return resp, nil
+			}
 		}
 		if delivered || !retryable(err) {
 			return nil, fmt.Errorf("openai chat: %w", err)
@@ -351,7 +364,7 @@ func (o *OpenAI) buildRequest(req Request) openai.ChatCompletionRequest {
 		Messages: toOpenAIMessages(req.Messages),
 		Stream:   true,
 	}
-	if o.usage {
+	if o.usage && !o.noUsage.Load() {
 		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
 	for _, t := range req.Tools {
@@ -612,6 +625,18 @@ func (e *interruptedError) Error() string {
 func (e *interruptedError) Is(target error) bool { return target == ErrStreamInterrupted }
 
 func (e *interruptedError) Unwrap() error { return e.cause }
+
+// refusedStreamOptions reports a server refusing the request because of its
+// stream_options field ("Unrecognized request argument supplied:
+// stream_options", or a validation error whose location names it).
+func refusedStreamOptions(err error) bool {
+	var se *StatusError
+	if !errors.As(err, &se) || (se.StatusCode != http.StatusBadRequest && se.StatusCode != http.StatusUnprocessableEntity) {
+		return false
+	}
+	m := strings.ToLower(se.Message)
+	return strings.Contains(m, "stream_options") || strings.Contains(m, "include_usage")
+}
 
 func retryable(err error) bool {
 	var se *StatusError

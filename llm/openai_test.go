@@ -658,3 +658,35 @@ func TestCompletionAsStreamRejectsOtherJSON(t *testing.T) {
 		}
 	}
 }
+
+// A strict server that refuses stream_options gets the request again
+// without it, and later calls leave it out from the start.
+func TestOpenAIServerRefusesStreamOptions(t *testing.T) {
+	env := newProvider(t, func(n int, req llmtest.Request) llmtest.Reply {
+		if req.Chat.StreamOptions != nil {
+			return llmtest.Reply{Status: 400, Message: "Unrecognized request argument supplied: stream_options"}
+		}
+		return llmtest.Text("fine")
+	}, nil)
+	for i := range 2 {
+		resp, err := env.model.Chat(context.Background(), simpleReq(), nil)
+		if err != nil || resp.Content != "fine" {
+			t.Fatalf("call %d: resp = %+v, err = %v", i, resp, err)
+		}
+	}
+	if n := env.srv.Calls(); n != 3 {
+		t.Errorf("server saw %d requests, want 3 (refused, retried, then without stream_options)", n)
+	}
+	// A validation error that names the field (pydantic style), refused
+	// again without it: the first error is returned.
+	env = newProvider(t, llmtest.Repeat(llmtest.Reply{Status: 422,
+		Body: `{"detail":[{"type":"extra_forbidden","loc":["body","stream_options"],"msg":"Extra inputs are not permitted"}]}`}), nil)
+	_, err := env.model.Chat(context.Background(), simpleReq(), nil)
+	var se *StatusError
+	if !errors.As(err, &se) || se.StatusCode != 422 || !strings.Contains(err.Error(), "extra_forbidden") {
+		t.Errorf("err = %v", err)
+	}
+	if n := env.srv.Calls(); n != 2 {
+		t.Errorf("server saw %d requests, want 2", n)
+	}
+}
