@@ -29,6 +29,7 @@ func TestNew(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("OPENAI_API_KEY", "")
+			t.Setenv("OPENAI_MODEL", "")
 			t.Setenv("OPENAI_BASE_URL", "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)

@@ -116,7 +116,10 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	cfg.Model = strings.TrimSpace(cfg.Model)
 	if cfg.Model == "" {
-		return nil, fmt.Errorf("openai provider: %w: set --model (or the model setting), e.g. gpt-4o-mini, or qwen3:8b for Ollama", ErrNoModel)
+		cfg.Model = strings.TrimSpace(os.Getenv("OPENAI_MODEL"))
+	}
+	if cfg.Model == "" && cfg.BaseURL == "" {
+		return nil, fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL), e.g. gpt-4o-mini, or qwen3:8b for Ollama", ErrNoModel)
 	}
 	if cfg.APIKey == "" && cfg.BaseURL == "" {
 		return nil, fmt.Errorf("openai provider: %w: set OPENAI_API_KEY, or set a base URL (OPENAI_BASE_URL, --base-url) for a local server such as http://localhost:11434/v1", ErrNoAPIKey)
@@ -164,7 +167,37 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if o.sleep == nil {
 		o.sleep = sleepCtx
 	}
+	if o.model == "" {
+		// A local server (llama.cpp, LM Studio, vLLM) usually serves one
+		// model: use the first one it lists.
+		m, err := o.firstModel()
+		if err != nil {
+			return nil, fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL); asking %s for its models failed: %v", ErrNoModel, redactString(oc.BaseURL, cfg.APIKey), err)
+		}
+		o.model = m
+	}
 	return o, nil
+}
+
+// modelListTimeout bounds the model list request made when no model is
+// configured.
+const modelListTimeout = 10 * time.Second
+
+// firstModel returns the first model the server lists.
+func (o *OpenAI) firstModel() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), modelListTimeout)
+	defer cancel()
+	list, err := o.client.ListModels(ctx)
+	if err != nil {
+		return "", errors.New(o.redact(err.Error()))
+	}
+	for _, m := range list.Models {
+		if id := strings.TrimSpace(m.ID); id != "" {
+			o.log.Info("no model configured; using the first model the server lists", "model", id, "listed", len(list.Models))
+			return id, nil
+		}
+	}
+	return "", errors.New("the server lists no models")
 }
 
 // Name returns "openai/<model>".

@@ -48,6 +48,7 @@ type providerEnv struct {
 func newProvider(t *testing.T, script llmtest.Script, mod func(*OpenAIConfig)) providerEnv {
 	t.Helper()
 	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_MODEL", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	srv := llmtest.NewServer(t, script)
 	sr := &sleepRecorder{}
@@ -550,6 +551,7 @@ func TestOpenAIKeyNeverLeaks(t *testing.T) {
 
 func TestNewOpenAIErrors(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_MODEL", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	if _, err := NewOpenAI(OpenAIConfig{APIKey: "k"}); !errors.Is(err, ErrNoModel) {
 		t.Errorf("missing model: %v", err)
@@ -688,5 +690,33 @@ func TestOpenAIServerRefusesStreamOptions(t *testing.T) {
 	}
 	if n := env.srv.Calls(); n != 2 {
 		t.Errorf("server saw %d requests, want 2", n)
+	}
+}
+
+// Without a model name, OPENAI_MODEL is used, else the first model a local
+// server lists; a server that lists none gets a clear error.
+func TestOpenAIModelDefault(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("OPENAI_MODEL", "")
+	srv := llmtest.NewServer(t, llmtest.Repeat(llmtest.Text("ok")))
+	if _, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL}); !errors.Is(err, ErrNoModel) || !strings.Contains(err.Error(), "lists no models") {
+		t.Errorf("no models listed: err = %v", err)
+	}
+	srv.SetModels("qwen2.5-7b-instruct", "other")
+	m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL})
+	if err != nil || m.Name() != "openai/qwen2.5-7b-instruct" {
+		t.Fatalf("first listed model: %v, %v", m, err)
+	}
+	if _, err := m.Chat(context.Background(), simpleReq(), nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if got := reqs[len(reqs)-1].Chat.Model; got != "qwen2.5-7b-instruct" {
+		t.Errorf("sent model %q", got)
+	}
+	t.Setenv("OPENAI_MODEL", "from-env")
+	if m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL}); err != nil || m.Name() != "openai/from-env" {
+		t.Errorf("OPENAI_MODEL: %v, %v", m, err)
 	}
 }

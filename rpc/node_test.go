@@ -42,7 +42,7 @@ func TestNodeClient(t *testing.T) {
 		"VAULT_AGENT_BIN="+bin,
 		"VAULT_DIR="+fixtureVault,
 		"VAULT_AGENT_INDEX="+filepath.Join(t.TempDir(), "index"),
-		"OPENAI_API_KEY=", "OPENAI_BASE_URL=",
+		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=",
 		"QUIET=1",
 	)
 	out, err := cmd.CombinedOutput()

@@ -24,7 +24,7 @@ type modelFlags struct {
 
 func (f *modelFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.provider, "provider", "", "model provider: offline, openai or scripted (default: openai when OPENAI_API_KEY or --base-url is set, else offline)")
-	cmd.Flags().StringVar(&f.model, "model", "", "model name for the openai provider (e.g. gpt-4o-mini, llama3.1)")
+	cmd.Flags().StringVar(&f.model, "model", "", "model name for the openai provider, e.g. gpt-4o-mini or llama3.1 (default $OPENAI_MODEL, else the first model a --base-url server lists)")
 	cmd.Flags().StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (default $OPENAI_BASE_URL)")
 	cmd.Flags().StringVar(&f.script, "script", "", "fixture file of model turns for --provider scripted")
 }

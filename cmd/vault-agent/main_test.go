@@ -42,7 +42,7 @@ type result struct {
 func runCLI(t *testing.T, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=", "XDG_CACHE_HOME="+t.TempDir())
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()

@@ -125,8 +125,16 @@ type Server struct {
 	srv    *httptest.Server
 	script Script
 
-	mu   sync.Mutex
-	reqs []Request
+	mu     sync.Mutex
+	reqs   []Request
+	models []string
+}
+
+// SetModels sets what GET /v1/models lists (nothing by default).
+func (s *Server) SetModels(ids ...string) {
+	s.mu.Lock()
+	s.models = ids
+	s.mu.Unlock()
 }
 
 // NewServer starts a fake server playing script; it is closed when the test
@@ -155,6 +163,17 @@ func (s *Server) Calls() int {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		s.mu.Lock()
+		data := []any{}
+		for _, id := range s.models {
+			data = append(data, map[string]any{"id": id, "object": "model", "created": 1700000000, "owned_by": "llmtest"})
+		}
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return

@@ -105,7 +105,7 @@ func StartBinary(t testing.TB, bin, codec string, args ...string) *Session {
 	}
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=")
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
