@@ -314,6 +314,14 @@ func (w *writer) maybeFlush(final bool) error {
 	}
 	ix.idxMu.RLock()
 	err := ix.idx.Batch(w.b)
+	if err == nil {
+		// A new batch, not Reset: scorch's analysis goroutine can still be
+		// ranging over the old batch's operations after Batch returns (it
+		// walks the deletes after the last document is analysed), and Reset
+		// would race with it (bleve issue #1460, seen under -race with
+		// v2.5.7; gitea works around it the same way).
+		w.b = ix.idx.NewBatch()
+	}
 	ix.idxMu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("write batch: %w", err)
@@ -332,7 +340,6 @@ func (w *writer) maybeFlush(final bool) error {
 	ix.paths = nil
 	ix.mu.Unlock()
 	w.wrote = true
-	w.b.Reset()
 	w.pending = make(map[string]*NoteMeta)
 	w.ops = 0
 	return nil
