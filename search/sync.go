@@ -99,8 +99,12 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	err = ix.readNotes(ctx, paths, func(p string, n *vault.Note, rerr error) error {
 		old := ix.metaOf(p)
 		switch {
-		case rerr != nil && isNotExist(rerr):
-			// Vanished since the walk: it is not in the vault.
+		case rerr != nil && (isNotExist(rerr) || errors.Is(rerr, vault.ErrNotMarkdown)):
+			// Vanished since the walk, or not a note (binary data): it is
+			// not in the vault.
+			if errors.Is(rerr, vault.ErrNotMarkdown) {
+				ix.log.Debug("skipping a file that is not a note", "path", p, "err", rerr)
+			}
 			if old != nil {
 				stats.Removed++
 				w.remove(p)

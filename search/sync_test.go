@@ -362,3 +362,33 @@ func TestApply(t *testing.T) {
 		})
 	}
 }
+
+// A .md file holding binary data is not a note: it is never indexed, and a
+// note that becomes binary leaves the index.
+func TestBinaryFilesAreNotNotes(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	writeFile(t, dir, "attachments/photo.md", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR sourdough")
+	ix, st := openDisk(t, dir, filepath.Join(t.TempDir(), "idx"))
+	if st.Added != 9 || st.Failed != 0 {
+		t.Errorf("first sync: %+v", st)
+	}
+	if _, ok := ix.Note("attachments/photo.md"); ok {
+		t.Error("a binary file was indexed")
+	}
+	writeFile(t, dir, "recipes/Rye Crackers.md", "rye\x00\x01\x02")
+	st, err := ix.Sync(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Removed != 1 || st.Failed != 0 {
+		t.Errorf("sync after a note became binary: %+v", st)
+	}
+	for _, p := range ix.Paths() {
+		if p == "recipes/Rye Crackers.md" || p == "attachments/photo.md" {
+			t.Errorf("%s is in the index", p)
+		}
+	}
+	if _, err := ix.Vault().ReadNote("attachments/photo.md"); !errors.Is(err, vault.ErrNotMarkdown) || !strings.Contains(err.Error(), "binary") {
+		t.Errorf("ReadNote of a binary file: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -423,5 +424,17 @@ func (v *Vault) ReadNote(rel string) (*Note, error) {
 		}
 		return nil, fmt.Errorf("read note %q: %w", rel, err)
 	}
+	if looksBinary(content) {
+		return nil, fmt.Errorf("read note %q: %w: it holds binary data (NUL bytes), not text", rel, ErrNotMarkdown)
+	}
 	return Parse(c, content, st.ModTime(), v.chunk), nil
+}
+
+// binaryProbe is how much of a file looksBinary inspects, as git does.
+const binaryProbe = 8000
+
+// looksBinary reports content with a NUL byte near its start: an image or
+// an encrypted blob saved as .md, which no markdown text contains.
+func looksBinary(content []byte) bool {
+	return bytes.IndexByte(content[:min(len(content), binaryProbe)], 0) >= 0
 }
