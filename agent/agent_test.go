@@ -528,3 +528,34 @@ func TestToolSchemasAreGenerated(t *testing.T) {
 		t.Fatalf("readNote required = %v", s.Required)
 	}
 }
+
+// Slips models make in arguments whose intent is clear are repaired before
+// validation: numbers and booleans as strings, one string for a list,
+// arguments encoded twice. A string that is not a number still fails.
+func TestToolArgumentSlipsAreRepaired(t *testing.T) {
+	note := firstPath(t, a0(t), "sourdough starter")
+	a, _ := newTestAgent(t, []llm.Turn{
+		toolTurn("", call("readNote", map[string]any{"notePath": note, "chunkIndex": " 0 "})),
+		toolTurn("", call("localSearch", map[string]any{"query": "rye", "salientTerms": "rye"})),
+		{ToolCalls: []llm.ScriptedToolCall{{Name: "localSearch", ArgumentsRaw: `"{\"query\": \"starter\"}"`}}},
+		toolTurn("", call("localSearch", map[string]any{"query": "rye", "timeRange": map[string]any{"startTime": "0", "endTime": "4102444800000"}})),
+		toolTurn("", call("readNote", map[string]any{"notePath": note, "chunkIndex": "first"})),
+		{Content: "done"},
+	})
+	res, rec := run(t, a, Config{}, "slips")
+	if res.StopReason != StopFinalAnswer {
+		t.Fatalf("stop reason %s (%s)", res.StopReason, res.Error)
+	}
+	rets := returned(rec)
+	if len(rets) != 5 {
+		t.Fatalf("got %d tool results", len(rets))
+	}
+	for i := range 4 {
+		if !rets[i].Success {
+			t.Errorf("call %d failed: %s", i, rets[i].Error)
+		}
+	}
+	if rets[4].Success || !strings.Contains(rets[4].Error, "invalid arguments for readNote") {
+		t.Errorf("non-numeric chunkIndex: %+v", rets[4])
+	}
+}

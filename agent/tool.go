@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,6 +123,13 @@ func normalizeArgs(raw string) (json.RawMessage, any, error) {
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
 		return nil, nil, toolErrorf("arguments are not valid JSON (%v); send a JSON object matching the tool's schema", err)
 	}
+	if str, ok := v.(string); ok {
+		// Encoded twice ("{\"query\": ...}"), as some models do.
+		var inner map[string]any
+		if json.Unmarshal([]byte(str), &inner) == nil {
+			v, raw = inner, str
+		}
+	}
 	if _, ok := v.(map[string]any); !ok {
 		return nil, nil, toolErrorf("arguments must be a JSON object, got %s", jsonKind(v))
 	}
@@ -140,6 +149,53 @@ func jsonKind(v any) string {
 	default:
 		return "null"
 	}
+}
+
+// coerceArgs repairs, in place, the slips models make in arguments where the
+// intent is unambiguous: a number or boolean sent as a string ("chunkIndex":
+// "2") and one string where a list of strings is expected. It reports
+// whether it changed anything; everything else is left to validation.
+func coerceArgs(s *jsonschema.Schema, args map[string]any) bool {
+	if s == nil {
+		return false
+	}
+	changed := false
+	for name, val := range args {
+		ps := s.Properties[name]
+		if ps == nil {
+			continue
+		}
+		switch x := val.(type) {
+		case string:
+			t := strings.TrimSpace(x)
+			switch {
+			case schemaAllows(ps, "integer"):
+				if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+					args[name], changed = n, true
+				}
+			case schemaAllows(ps, "number"):
+				if f, err := strconv.ParseFloat(t, 64); err == nil {
+					args[name], changed = f, true
+				}
+			case schemaAllows(ps, "boolean"):
+				if b, err := strconv.ParseBool(t); err == nil {
+					args[name], changed = b, true
+				}
+			case schemaAllows(ps, "array") && ps.Items != nil && schemaAllows(ps.Items, "string"):
+				args[name], changed = []any{x}, true
+			}
+		case map[string]any:
+			if coerceArgs(ps, x) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// schemaAllows reports whether s admits JSON values of type typ.
+func schemaAllows(s *jsonschema.Schema, typ string) bool {
+	return s.Type == typ || slices.Contains(s.Types, typ)
 }
 
 // Summary returns the one-line description of a call.
@@ -168,6 +224,11 @@ func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any,
 	raw, v, err := normalizeArgs(rawArgs)
 	if err != nil {
 		return nil, err
+	}
+	if t.resolved != nil && coerceArgs(t.resolved.Schema(), v.(map[string]any)) {
+		if b, err := json.Marshal(v); err == nil {
+			raw = b
+		}
 	}
 	if t.resolved == nil {
 		// The tool validates its own arguments (the planner tools do).
