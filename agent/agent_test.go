@@ -558,4 +558,8 @@ func TestToolArgumentSlipsAreRepaired(t *testing.T) {
 	if rets[4].Success || !strings.Contains(rets[4].Error, "invalid arguments for readNote") {
 		t.Errorf("non-numeric chunkIndex: %+v", rets[4])
 	}
+	// The step line describes the repaired call, not a generic one.
+	if inv := rec.ofType(EventToolInvoked); !strings.HasPrefix(inv[0].Payload.(ToolInvokedPayload).Summary, "Reading") {
+		t.Errorf("summary = %q", inv[0].Payload.(ToolInvokedPayload).Summary)
+	}
 }

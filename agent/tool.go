@@ -203,7 +203,26 @@ func (t *Tool) Summary(raw json.RawMessage) string {
 	if t.summary == nil {
 		return fmt.Sprintf("Calling %s", t.Name)
 	}
+	if fixed, _, err := t.prepare(string(raw)); err == nil {
+		raw = fixed
+	}
 	return t.summary(raw)
+}
+
+// prepare parses raw arguments into an object and repairs slips (see
+// coerceArgs), returning the arguments as the tool will decode them.
+func (t *Tool) prepare(rawArgs string) (json.RawMessage, map[string]any, error) {
+	raw, v, err := normalizeArgs(rawArgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj := v.(map[string]any)
+	if t.resolved != nil && coerceArgs(t.resolved.Schema(), obj) {
+		if b, err := json.Marshal(obj); err == nil {
+			raw = b
+		}
+	}
+	return raw, obj, nil
 }
 
 // Outcome returns the one-line description of a result or failure.
@@ -221,14 +240,9 @@ func (t *Tool) Outcome(out any, err error) string {
 // recovering a panic into an error. Errors are model-facing unless ctx
 // itself ended.
 func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any, err error) {
-	raw, v, err := normalizeArgs(rawArgs)
+	raw, v, err := t.prepare(rawArgs)
 	if err != nil {
 		return nil, err
-	}
-	if t.resolved != nil && coerceArgs(t.resolved.Schema(), v.(map[string]any)) {
-		if b, err := json.Marshal(v); err == nil {
-			raw = b
-		}
 	}
 	if t.resolved == nil {
 		// The tool validates its own arguments (the planner tools do).
