@@ -493,8 +493,8 @@ type streamChunk struct {
 				Index    *int   `json:"index"`
 				ID       string `json:"id"`
 				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
+					Name      string     `json:"name"`
+					Arguments flexString `json:"arguments"`
 				} `json:"function"`
 			} `json:"tool_calls"`
 		} `json:"delta"`
@@ -504,6 +504,25 @@ type streamChunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+}
+
+// flexString is a JSON string, or the raw text of any other JSON value:
+// some servers send tool-call arguments as an object instead of a string
+// holding one.
+type flexString string
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*f = flexString(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*f = ""
+		return nil
+	}
+	*f = flexString(b)
+	return nil
 }
 
 type toolCallAcc struct {
@@ -552,7 +571,7 @@ func (a *streamAccumulator) add(c *streamChunk) {
 			if acc.name == "" {
 				acc.name = tc.Function.Name
 			}
-			acc.args.WriteString(tc.Function.Arguments)
+			acc.args.WriteString(string(tc.Function.Arguments))
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			a.finish = *ch.FinishReason

@@ -720,3 +720,20 @@ func TestOpenAIModelDefault(t *testing.T) {
 		t.Errorf("OPENAI_MODEL: %v, %v", m, err)
 	}
 }
+
+// Tool-call arguments sent as a JSON object rather than a string holding
+// one are kept as that object's text.
+func TestOpenAIArgumentsAsObject(t *testing.T) {
+	env := newProvider(t, llmtest.Sequence(t, llmtest.Reply{Chunks: []string{
+		`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"readNote","arguments":{"notePath":"a.md"}}}]},"finish_reason":null}]}`,
+		llmtest.FinishChunk("tool_calls"),
+	}}), nil)
+	resp, err := env.model.Chat(context.Background(), simpleReq(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ToolCall{{ID: "c1", Name: "readNote", Arguments: `{"notePath":"a.md"}`}}
+	if !reflect.DeepEqual(resp.ToolCalls, want) {
+		t.Errorf("tool calls = %+v", resp.ToolCalls)
+	}
+}
