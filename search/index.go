@@ -84,6 +84,7 @@ type Index struct {
 	lock    *os.File
 	batchSz int
 	workers int
+	chunks  *chunkCache // parsed chunks for snippets
 
 	// idxMu guards idx, which Rebuild replaces; searches hold it for reading.
 	idxMu sync.RWMutex
@@ -178,6 +179,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		textAn:  m.AnalyzerNamed(textAnalyzer),
 		cjkAn:   m.AnalyzerNamed(cjkAnalyzer),
 		batchSz: opts.BatchSize,
+		chunks:  newChunkCache(defaultChunkCacheBytes),
 		workers: opts.Workers,
 		meta:    make(map[string]*NoteMeta),
 		subs:    make(map[int]chan struct{}),

@@ -1,9 +1,6 @@
 package search
 
 import (
-	"errors"
-	"io"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -49,11 +46,11 @@ func (ix *Index) addSnippets(res *Results, c *compiler) {
 					return
 				}
 				r := &res.Results[i]
-				n, err := ix.readForSnippet(r.Path)
-				if err != nil || len(n.Chunks) == 0 {
+				chunks, err := ix.readForSnippet(r.Path)
+				if err != nil || len(chunks) == 0 {
 					continue
 				}
-				ch, spans := ix.bestChunk(n, terms, anyCJK)
+				ch, spans := ix.bestChunk(chunks, terms, anyCJK)
 				r.Heading = ch.Heading
 				r.ChunkIndex = ch.Index
 				r.Snippet = buildSnippet(ch.Text, spans, snippetRunes)
@@ -70,55 +67,31 @@ type span struct{ start, end int } // byte offsets
 // cost seconds on every search that finds it.
 const snippetMaxBytes = 256 << 10
 
-// readForSnippet reads a note for its snippet: whole when it is small, its
-// first snippetMaxBytes otherwise.
-func (ix *Index) readForSnippet(path string) (*vault.Note, error) {
-	if m, ok := ix.Note(path); !ok || m.Size <= snippetMaxBytes {
-		return ix.v.ReadNote(path)
-	}
-	abs, err := ix.v.Resolve(path)
+// readForSnippet returns the chunks of a note for its snippet: of the whole
+// note when it is small, of its first snippetMaxBytes otherwise.
+func (ix *Index) readForSnippet(path string) ([]vault.Chunk, error) {
+	raw, err := ix.v.ReadRaw(path, snippetMaxBytes)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, snippetMaxBytes)
-	k, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, err
-	}
-	buf = buf[:k]
-	for i := 0; i < utf8.UTFMax-1 && len(buf) > 0; i++ { // do not cut a character in two
-		if r, size := utf8.DecodeLastRune(buf); r != utf8.RuneError || size > 1 {
-			break
-		}
-		buf = buf[:len(buf)-1]
-	}
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return vault.Parse(path, buf, info.ModTime(), ix.v.ChunkSize()), nil
+	return ix.chunks.chunks(raw, ix.v.ChunkSize()), nil
 }
 
 // bestChunk picks the chunk matching the most distinct query terms, then
 // the most matches; ties go to the earlier chunk.
-func (ix *Index) bestChunk(n *vault.Note, terms map[string]int, anyCJK bool) (vault.Chunk, []span) {
+func (ix *Index) bestChunk(chunks []vault.Chunk, terms map[string]int, anyCJK bool) (vault.Chunk, []span) {
 	best, bestDistinct, bestCount := -1, 0, 0
 	var bestSpans []span
-	for i, ch := range n.Chunks {
+	for i, ch := range chunks {
 		spans, distinct := ix.matchSpans(ch.Text, terms, anyCJK)
 		if distinct > bestDistinct || (distinct == bestDistinct && len(spans) > bestCount) {
 			best, bestDistinct, bestCount, bestSpans = i, distinct, len(spans), spans
 		}
 	}
 	if best < 0 {
-		return n.Chunks[0], nil
+		return chunks[0], nil
 	}
-	return n.Chunks[best], bestSpans
+	return chunks[best], bestSpans
 }
 
 // matchSpans analyzes text with the index analyzers and returns the byte

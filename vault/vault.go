@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // Options configures a Vault.
@@ -385,8 +387,29 @@ func (w *walker) dir(ctx context.Context, dirAbs, dirReal, dirRel string) error 
 
 // ReadNote reads and parses the note at the vault-relative path rel. Errors
 // wrap ErrUnsafePath, ErrNotFound (missing, in a dot-folder, excluded) or
-// ErrNotMarkdown (not a .md file, or a folder), and name the path.
+// ErrNotMarkdown (not a .md file, a folder, or binary data), and name the
+// path.
 func (v *Vault) ReadNote(rel string) (*Note, error) {
+	raw, err := v.ReadRaw(rel, -1)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(raw.Path, raw.Content, raw.ModTime, v.chunk), nil
+}
+
+// RawNote is the unparsed content of a note.
+type RawNote struct {
+	Path    string // clean vault-relative slash path
+	Content []byte
+	ModTime time.Time
+	// Truncated is set when Content is only the first bytes of the file
+	// (cut at a character boundary).
+	Truncated bool
+}
+
+// ReadRaw reads the note at rel with ReadNote's checks and errors, without
+// parsing it. A limit >= 0 reads at most that many bytes.
+func (v *Vault) ReadRaw(rel string, limit int64) (*RawNote, error) {
 	c, err := cleanRel(rel)
 	if err != nil {
 		return nil, fmt.Errorf("read note: %w", err)
@@ -407,27 +430,52 @@ func (v *Vault) ReadNote(rel string) (*Note, error) {
 			return nil, fmt.Errorf("read note %q: %w: it links to %q and %s", rel, ErrNotFound, real, reason)
 		}
 	}
-	st, err := os.Stat(abs)
+	f, err := os.Open(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, fmt.Errorf("read note %q: %w", rel, ErrNotFound)
 		}
 		return nil, fmt.Errorf("read note %q: %w", rel, err)
 	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read note %q: %w", rel, err)
+	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("read note %q: %w: it is a folder", rel, ErrNotMarkdown)
 	}
-	content, err := os.ReadFile(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("read note %q: %w", rel, ErrNotFound)
+	raw := &RawNote{Path: c, ModTime: st.ModTime()}
+	if limit >= 0 && st.Size() > limit {
+		buf := make([]byte, limit)
+		k, err := io.ReadFull(f, buf)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("read note %q: %w", rel, err)
 		}
-		return nil, fmt.Errorf("read note %q: %w", rel, err)
+		raw.Content, raw.Truncated = trimPartialRune(buf[:k]), true
+	} else {
+		// Sized like os.ReadFile, so a note is read in one go.
+		buf := bytes.NewBuffer(make([]byte, 0, st.Size()+512))
+		if _, err := buf.ReadFrom(f); err != nil {
+			return nil, fmt.Errorf("read note %q: %w", rel, err)
+		}
+		raw.Content = buf.Bytes()
 	}
-	if looksBinary(content) {
+	if looksBinary(raw.Content) {
 		return nil, fmt.Errorf("read note %q: %w: it holds binary data (NUL bytes), not text", rel, ErrNotMarkdown)
 	}
-	return Parse(c, content, st.ModTime(), v.chunk), nil
+	return raw, nil
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := 0; i < utf8.UTFMax-1 && len(b) > 0; i++ {
+		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size > 1 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // binaryProbe is how much of a file looksBinary inspects, as git does.
