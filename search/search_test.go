@@ -78,6 +78,7 @@ func TestSearchSmallVault(t *testing.T) {
 		{name: "fuzzy", req: Request{Query: "sourdugh"}, top: "recipes/Sourdough Bread.md", fuzzy: true},
 		{name: "fuzzy 2 edits", req: Request{Query: "migrasion"}, set: []string{"projects/Alpha/Plan.md", "projects/Beta/Notes.md"}, fuzzy: true},
 		{name: "no fuzzy for short", req: Request{Query: "rey"}, top: ""},
+		{name: "no fuzzy on the first letter", req: Request{Query: "tourdough"}, top: ""},
 		{name: "cjk japanese", req: Request{Query: "東京タワー"}, top: "日本/東京.md"},
 		{name: "cjk chinese", req: Request{Query: "神经网络"}, top: "中文/机器学习.md"},
 		{name: "cjk phrase", req: Request{Query: `"深度学习"`}, set: []string{"中文/机器学习.md"}},
