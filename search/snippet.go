@@ -238,11 +238,19 @@ func matchTerm(tok string, terms map[string]int) (string, bool) {
 		return tok, true
 	}
 	for t, f := range terms {
-		if f > 0 && withinDistance(tok, t, f) {
+		if f > 0 && sameFirstRune(tok, t) && withinDistance(tok, t, f) {
 			return t, true
 		}
 	}
 	return "", false
+}
+
+// sameFirstRune mirrors the fuzzy queries' prefix of one character, so a
+// snippet highlights exactly the words the search matched.
+func sameFirstRune(a, b string) bool {
+	ra, _ := utf8.DecodeRuneInString(a)
+	rb, _ := utf8.DecodeRuneInString(b)
+	return ra == rb
 }
 
 // mergeSpans sorts spans and merges overlapping ones (CJK bigrams overlap).
