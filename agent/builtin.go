@@ -32,7 +32,7 @@ type toolEnv struct {
 	run    *runState
 }
 
-// TimeRange bounds note modification times in epoch milliseconds.
+// TimeRange bounds note times (modification or own date) in epoch milliseconds.
 type TimeRange struct {
 	StartTime int64 `json:"startTime" jsonschema:"start of the range, epoch milliseconds"`
 	EndTime   int64 `json:"endTime" jsonschema:"end of the range, epoch milliseconds"`
@@ -42,7 +42,7 @@ type TimeRange struct {
 type LocalSearchArgs struct {
 	Query        string     `json:"query" jsonschema:"what to look for; supports \"phrases\", -exclusions, OR, tag:#x, path:folder/, file:name"`
 	SalientTerms []string   `json:"salientTerms,omitempty" jsonschema:"the most important keywords of the query"`
-	TimeRange    *TimeRange `json:"timeRange,omitempty" jsonschema:"only notes modified in this range (use getTimeRangeMs to compute it)"`
+	TimeRange    *TimeRange `json:"timeRange,omitempty" jsonschema:"only notes modified or dated in this range (use getTimeRangeMs to compute it)"`
 }
 
 // SearchHit is one localSearch result as the model sees it.
@@ -55,6 +55,7 @@ type SearchHit struct {
 	ChunkIndex int      `json:"chunkIndex"`
 	Tags       []string `json:"tags,omitempty"`
 	MTime      int64    `json:"mtime"`
+	Date       int64    `json:"date,omitempty"`
 }
 
 // LocalSearchResult is the result of localSearch.
@@ -362,7 +363,7 @@ func runLocalSearch(ctx context.Context, env *toolEnv, a LocalSearchArgs) (any, 
 	for _, r := range res.Results {
 		out.Results = append(out.Results, SearchHit{
 			Path: r.Path, Title: r.Title, Score: roundScore(r.Score), Snippet: r.Snippet,
-			Heading: r.Heading, ChunkIndex: r.ChunkIndex, Tags: r.Tags, MTime: r.MTime,
+			Heading: r.Heading, ChunkIndex: r.ChunkIndex, Tags: r.Tags, MTime: r.MTime, Date: r.Date,
 		})
 	}
 	if out.Partial {

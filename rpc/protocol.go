@@ -205,7 +205,8 @@ type SearchParams struct {
 	Tags []string `json:"tags,omitempty"`
 	// Folders keep notes under any of these vault folders.
 	Folders []string `json:"folders,omitempty"`
-	// TimeRange bounds the note modification time.
+	// TimeRange keeps notes modified in the range or dated in it (their
+	// frontmatter date or created, or a date their file name starts with).
 	TimeRange *TimeRange `json:"timeRange,omitempty"`
 }
 

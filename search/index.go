@@ -50,8 +50,10 @@ type NoteMeta struct {
 	Aliases []string  `json:"aliases,omitempty"`
 	Tags    []string  `json:"tags,omitempty"`
 	MTime   time.Time `json:"mtime"`
-	Size    int64     `json:"size"`
-	Hash    string    `json:"hash"`
+	// Date is the note's own date (vault.Note.Date); zero when it has none.
+	Date time.Time `json:"date,omitzero"`
+	Size int64     `json:"size"`
+	Hash string    `json:"hash"`
 }
 
 // Internal keys of the bleve index.
@@ -427,6 +429,7 @@ type stateEntry struct {
 	A []string `json:"a,omitempty"`
 	G []string `json:"g,omitempty"`
 	M int64    `json:"m"`
+	D int64    `json:"d,omitempty"` // unix ms of Date, 0 when none
 	S int64    `json:"s"`
 	H string   `json:"h"`
 }
@@ -436,7 +439,11 @@ type stateEntry struct {
 func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
 	out := make([]stateEntry, 0, len(meta)+len(pending))
 	add := func(m *NoteMeta) {
-		out = append(out, stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash})
+		e := stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash}
+		if !m.Date.IsZero() {
+			e.D = m.Date.UnixMilli()
+		}
+		out = append(out, e)
 	}
 	for p, m := range meta {
 		if _, ok := pending[p]; ok {
@@ -467,6 +474,9 @@ func decodeState(b []byte) ([]*NoteMeta, error) {
 	out := make([]*NoteMeta, len(es))
 	for i, e := range es {
 		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H}
+		if e.D != 0 {
+			out[i].Date = time.UnixMilli(e.D)
+		}
 	}
 	return out, nil
 }

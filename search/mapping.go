@@ -40,6 +40,7 @@ const (
 	fBody     = "body"     // body text
 	fBodyCJK  = "bodycjk"  // body as CJK bigrams; only for notes with CJK text
 	fMTime    = "mtime"    // epoch ms, numeric, doc values for sorting
+	fDate     = "date"     // epoch ms of the note's own date (vault.Note.Date), when it has one
 )
 
 // Analyzer names in the mapping.
@@ -64,7 +65,7 @@ var fieldBoosts = []struct {
 
 // schemaVersion is bumped by hand when the document layout changes in a way
 // the mapping hash would not show (for example what goes into a field).
-const schemaVersion = 1
+const schemaVersion = 2
 
 func init() {
 	if err := registry.RegisterTokenFilter(foldFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
@@ -191,6 +192,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	mt.IncludeInAll = false
 	mt.DocValues = true
 	doc.AddFieldMappingsAt(fMTime, mt)
+	dt := mapping.NewNumericFieldMapping()
+	dt.Store = false
+	dt.IncludeInAll = false
+	dt.DocValues = false
+	doc.AddFieldMappingsAt(fDate, dt)
 	im.DefaultMapping = doc
 	im.DefaultField = fBody
 	return im, nil
@@ -242,6 +248,9 @@ func noteDocument(n *vault.Note) map[string]interface{} {
 		fFile:     fileKey(n.Path),
 		fBody:     n.Body,
 		fMTime:    float64(msec(n.ModTime)),
+	}
+	if !n.Date.IsZero() {
+		d[fDate] = float64(msec(n.Date))
 	}
 	titleText := strings.Join(titles, " ")
 	if hasCJK(titleText) {

@@ -133,6 +133,9 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 				r.Tags = m.Tags
 			}
 			r.MTime = msec(m.MTime)
+			if !m.Date.IsZero() {
+				r.Date = msec(m.Date)
+			}
 		} else {
 			r.Title = strings.TrimSuffix(h.ID[strings.LastIndexByte(h.ID, '/')+1:], ".md")
 		}
@@ -212,10 +215,19 @@ func (ix *Index) requestFilters(req Request) (out []query.Query, none bool) {
 			v := float64(req.To.UnixMilli())
 			hi = &v
 		}
+		// Modified in the range, or dated in it: a daily note of March 12
+		// is "from March 12" even when the vault was copied or synced
+		// yesterday and every mtime is new.
 		incl := true
-		rq := query.NewNumericRangeInclusiveQuery(lo, hi, &incl, &incl)
-		rq.SetField(fMTime)
-		out = append(out, rq)
+		byTime := make([]query.Query, 0, 2)
+		for _, f := range []string{fMTime, fDate} {
+			rq := query.NewNumericRangeInclusiveQuery(lo, hi, &incl, &incl)
+			rq.SetField(f)
+			byTime = append(byTime, rq)
+		}
+		d := query.NewDisjunctionQuery(byTime)
+		d.SetMin(1)
+		out = append(out, d)
 	}
 	return out, false
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // smallVault is a hand-written vault whose expected results are obvious.
@@ -167,9 +169,18 @@ func TestSearchResultFields(t *testing.T) {
 	if res.Results[0].MTime != old.UnixMilli() {
 		t.Errorf("MTime = %d, want %d", res.Results[0].MTime, old.UnixMilli())
 	}
+	// A range matches notes modified in it or dated in it: the journal
+	// note, modified in 2020, is dated 2024-03-01 by its name.
 	res = search(t, ix, Request{From: old.Add(time.Second), Query: "starter"})
-	if got := sortedPaths(res); !reflect.DeepEqual(got, []string{"recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}) {
+	if got := sortedPaths(res); !reflect.DeepEqual(got, []string{"journal/2024-03-01.md", "recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}) {
 		t.Errorf("From filter: %v", got)
+	}
+	day := time.Date(2024, 3, 1, 0, 0, 0, 0, time.Local)
+	res = search(t, ix, Request{From: day, To: day.Add(24*time.Hour - time.Millisecond)})
+	if got := paths(res); !reflect.DeepEqual(got, []string{"journal/2024-03-01.md"}) {
+		t.Errorf("the day of a daily note: %v", got)
+	} else if res.Results[0].Date != day.UnixMilli() || res.Results[0].MTime != old.UnixMilli() {
+		t.Errorf("date %d mtime %d, want %d and %d", res.Results[0].Date, res.Results[0].MTime, day.UnixMilli(), old.UnixMilli())
 	}
 	res = search(t, ix, Request{Query: "path:/", Limit: 100})
 	if len(res.Results) != 9 || res.Results[8].Path != "journal/2024-03-01.md" {
@@ -281,5 +292,20 @@ func TestHugeNoteSnippet(t *testing.T) {
 	}
 	if len(big) <= snippetMaxBytes {
 		t.Fatal("the note must be larger than the snippet read limit")
+	}
+}
+
+// With no term to match (a filter-only search), the snippet comes from the
+// first chunk with prose, not a lone title heading.
+func TestBestChunkWithoutTerms(t *testing.T) {
+	n := vault.Parse("journal/2026-03-12.md", []byte("# Thursday\n\n## Work\nShipped the outbox.\n"), time.Now(), 1500)
+	ix := &Index{}
+	ch, spans := ix.bestChunk(n.Chunks, nil, false)
+	if !strings.Contains(ch.Text, "Shipped") || spans != nil {
+		t.Errorf("chunk %d %q", ch.Index, ch.Text)
+	}
+	only := vault.Parse("x.md", []byte("# Title only\n"), time.Now(), 1500)
+	if ch, _ := ix.bestChunk(only.Chunks, nil, false); ch.Index != 0 {
+		t.Errorf("a note without prose: chunk %d", ch.Index)
 	}
 }

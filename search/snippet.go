@@ -89,9 +89,26 @@ func (ix *Index) bestChunk(chunks []vault.Chunk, terms map[string]int, anyCJK bo
 		}
 	}
 	if best < 0 {
+		// Nothing to highlight (a filter-only search): the first chunk
+		// with prose, not a lone title heading.
+		for _, ch := range chunks {
+			if hasProse(ch.Text) {
+				return ch, nil
+			}
+		}
 		return chunks[0], nil
 	}
 	return chunks[best], bestSpans
+}
+
+// hasProse reports text with a line that is neither blank nor a heading.
+func hasProse(text string) bool {
+	for line := range strings.Lines(text) {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return true
+		}
+	}
+	return false
 }
 
 // matchSpans analyzes text with the index analyzers and returns the byte

@@ -263,7 +263,7 @@ func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc
 }
 
 func metaOfNote(n *vault.Note) *NoteMeta {
-	return &NoteMeta{Path: n.Path, Title: n.Title, Aliases: n.Aliases, Tags: n.Tags, MTime: n.ModTime, Size: n.Size, Hash: n.Hash}
+	return &NoteMeta{Path: n.Path, Title: n.Title, Aliases: n.Aliases, Tags: n.Tags, MTime: n.ModTime, Date: n.Date, Size: n.Size, Hash: n.Hash}
 }
 
 func (w *writer) index(n *vault.Note) {

@@ -96,6 +96,9 @@ func TestSyncPersistent(t *testing.T) {
 	if r := search(t, ix, Request{Query: "sourdough"}); len(r.Results) == 0 || r.Results[0].Path != "recipes/Sourdough Bread.md" || r.Results[0].Title != "Sourdough Bread" {
 		t.Errorf("search after reopen: %+v", r.Results)
 	}
+	if m, _ := ix.Note("journal/2024-03-01.md"); !m.Date.Equal(time.Date(2024, 3, 1, 0, 0, 0, 0, time.Local)) {
+		t.Errorf("note date after reopen = %v", m.Date)
+	}
 	ix.Close()
 
 	// Change the disk behind the index's back.

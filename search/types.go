@@ -28,6 +28,9 @@ type Result struct {
 	Tags       []string `json:"tags"`
 	// MTime is the note's modification time in epoch milliseconds.
 	MTime int64 `json:"mtime"`
+	// Date is the note's own date in epoch milliseconds (frontmatter date
+	// or created, or a date its file name starts with), absent when none.
+	Date int64 `json:"date,omitempty"`
 }
 
 // Results is a page of results.

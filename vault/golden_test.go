@@ -33,6 +33,7 @@ type goldenNote struct {
 	Links            []Link         `json:"links,omitempty"`
 	Properties       map[string]any `json:"properties,omitempty"`
 	FrontmatterError string         `json:"frontmatterError,omitempty"`
+	Date             string         `json:"date,omitempty"`
 	Chunks           []goldenChunk  `json:"chunks"`
 }
 
@@ -67,6 +68,9 @@ func readFixture(t *testing.T) (*Vault, golden) {
 		gn := goldenNote{
 			Path: n.Path, Title: n.Title, Aliases: n.Aliases, Tags: n.Tags, Headings: n.Headings,
 			Links: n.Links, Properties: n.Properties, FrontmatterError: n.FrontmatterError,
+		}
+		if !n.Date.IsZero() {
+			gn.Date = n.Date.Format("2006-01-02")
 		}
 		for _, c := range n.Chunks {
 			gn.Chunks = append(gn.Chunks, goldenChunk{c.Heading, c.StartLine, utf8.RuneCountInString(c.Text)})

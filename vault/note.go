@@ -23,7 +23,11 @@ type Note struct {
 	Body    string    `json:"-"`
 	Chunks  []Chunk   `json:"-"`
 	ModTime time.Time `json:"mtime"`
-	Size    int64     `json:"size"`
+	// Date is the day the note is about: its frontmatter date (date,
+	// created...) or a date its file name starts with (daily notes); zero
+	// when it has none.
+	Date time.Time `json:"date,omitzero"`
+	Size int64     `json:"size"`
 	// Hash is a hex content hash used to detect changes.
 	Hash string `json:"hash"`
 }

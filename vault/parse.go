@@ -66,6 +66,7 @@ func Parse(path string, content []byte, modTime time.Time, chunkSize int) *Note 
 	if n.Title == "" {
 		n.Title = baseTitle(path)
 	}
+	n.Date = noteDate(path, n.Properties)
 
 	b := parseBody(path, []byte(n.Body), bodyLine)
 	n.Tags = dedupe(append(fmTags, b.tags...), nil)

@@ -133,6 +133,19 @@ func TestAskOffline(t *testing.T) {
 	}
 }
 
+// A question about a day finds the daily note by its name, whatever the
+// file's mtime (a fresh checkout has new mtimes), and quotes its prose
+// rather than its title heading.
+func TestAskAboutADay(t *testing.T) {
+	r := runCLI(t, "ask", "--vault", fixture, "what did I write in my journal on 2026-03-12?")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "[[2026-03-12]]") || !strings.Contains(r.stdout, "Project Beta kicked off today") {
+		t.Fatalf("answer does not quote the daily note:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
 func TestAskJSONEvents(t *testing.T) {
 	r := runCLI(t, "ask", "--vault", fixture, "--json", "what did we decide about the LoRa gateway?")
 	if r.code != 0 {

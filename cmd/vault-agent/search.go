@@ -87,8 +87,8 @@ Terms of 4+ letters fall back to fuzzy matching when nothing matches exactly.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results as JSON")
 	cmd.Flags().StringSliceVar(&tags, "tag", nil, "only notes with this tag (nested tags included; repeatable)")
 	cmd.Flags().StringSliceVar(&folders, "folder", nil, "only notes under this folder (repeatable)")
-	cmd.Flags().StringVar(&since, "since", "", "only notes modified on or after this date (YYYY-MM-DD)")
-	cmd.Flags().StringVar(&until, "until", "", "only notes modified on or before this date (YYYY-MM-DD)")
+	cmd.Flags().StringVar(&since, "since", "", "only notes modified or dated on or after this date (YYYY-MM-DD)")
+	cmd.Flags().StringVar(&until, "until", "", "only notes modified or dated on or before this date (YYYY-MM-DD)")
 	return cmd
 }
 
