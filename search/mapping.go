@@ -16,6 +16,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
 	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/length"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
@@ -48,7 +49,11 @@ const (
 	textAnalyzer = "vault_text"
 	cjkAnalyzer  = cjk.AnalyzerName
 	foldFilter   = "vault_fold"
+	lengthFilter = "vault_length"
 )
+
+// maxTokenRunes is the longest word indexed.
+const maxTokenRunes = 64
 
 // Query-time boosts per field. Title and aliases weigh most: a note named
 // after the query is almost always what was meant.
@@ -149,10 +154,20 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	im.IndexDynamic = false
 	im.DocValuesDynamic = false
 	im.DefaultAnalyzer = textAnalyzer
+	// Words longer than maxTokenRunes are not words: base64 attachments,
+	// Excalidraw's compressed drawings, hashes. Dropping them keeps the
+	// term dictionary (and fuzzy queries, which walk it) small.
+	if err := im.AddCustomTokenFilter(lengthFilter, map[string]interface{}{
+		"type": length.Name,
+		"max":  float64(maxTokenRunes),
+	}); err != nil {
+		return nil, err
+	}
 	if err := im.AddCustomAnalyzer(textAnalyzer, map[string]interface{}{
 		"type":      custom.Name,
 		"tokenizer": unicodetok.Name,
 		"token_filters": []interface{}{
+			lengthFilter,
 			en.PossessiveName,
 			lowercase.Name,
 			foldFilter,

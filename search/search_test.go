@@ -309,3 +309,22 @@ func TestBestChunkWithoutTerms(t *testing.T) {
 		t.Errorf("a note without prose: chunk %d", ch.Index)
 	}
 }
+
+// Tokens longer than maxTokenRunes (base64 blobs, compressed drawings) are
+// not indexed; the words around them are.
+func TestLongTokensAreNotIndexed(t *testing.T) {
+	blob := strings.Repeat("QmFzZTY0", 40) // 320 letters and digits, no break
+	dir := writeVault(t, map[string]string{
+		"Drawing.excalidraw.md": joinLines("# Whiteboard", "Sketch of the greenhouse layout.", "```compressed-json", blob, "```"),
+	})
+	ix := openIndex(t, dir, "")
+	if res := search(t, ix, Request{Query: "greenhouse"}); len(res.Results) != 1 {
+		t.Errorf("greenhouse: %v", paths(res))
+	}
+	if res := search(t, ix, Request{Query: blob}); len(res.Results) != 0 {
+		t.Errorf("the blob was indexed: %v", paths(res))
+	}
+	if toks := ix.textAn.Analyze([]byte("ok " + blob)); len(toks) != 1 {
+		t.Errorf("analyzer kept %d tokens, want 1", len(toks))
+	}
+}
