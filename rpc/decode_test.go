@@ -25,7 +25,7 @@ func TestDecodeParams(t *testing.T) {
 		{name: "array", params: `["x"]`, into: &SearchParams{}, wantErr: "must be an object"},
 		{name: "string", params: `"x"`, into: &SearchParams{}, wantErr: "got a string"},
 		{name: "unknown strict", params: `{"query":"x","lmit":3}`, into: &SearchParams{}, wantErr: `unknown field "lmit" (valid fields: query, limit, tags, folders, timeRange)`},
-		{name: "unknown lenient", params: `{"vault":"/v","rootUri":"x","processId":1}`, into: &InitializeParams{}, lenient: true, unknown: []string{"processId", "rootUri"}},
+		{name: "unknown lenient", params: `{"vault":"/v","capabilities":{},"processId":1}`, into: &InitializeParams{}, lenient: true, unknown: []string{"capabilities", "processId"}},
 		{name: "case matters", params: `{"Query":"x"}`, into: &SearchParams{}, wantErr: `unknown field "Query"`},
 		{name: "type", params: `{"query":5}`, into: &SearchParams{}, wantErr: `"query" must be a string, got number`},
 		{name: "nested type", params: `{"timeRange":{"endTime":true}}`, into: &SearchParams{}, wantErr: `"timeRange.endTime" must be an integer, got bool`},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,6 +106,8 @@ func TestLifecycle(t *testing.T) {
 	wantCode(t, err, -32602, "settings.mode", "react")
 	err = s.Call(ctx, "initialize", map[string]any{"vault": fixtureVault, "settings": []int{1}}, nil)
 	wantCode(t, err, -32602, "settings")
+	err = s.Call(ctx, "initialize", map[string]any{"rootUri": "https://example.com/notes"}, nil)
+	wantCode(t, err, -32602, "rootUri", "file://")
 
 	res := initialize(t, s, map[string]any{
 		"settings":   map[string]any{"colour": "red", "maxIterations": 4},
@@ -839,4 +842,22 @@ func TestDeadHost(t *testing.T) {
 		t.Fatal("Serve did not end after the host went away")
 	}
 	inW.Close()
+}
+
+// An LSP-minded host may name the vault with rootUri or rootPath.
+func TestInitializeWithRootURI(t *testing.T) {
+	for _, params := range []map[string]any{
+		{"rootUri": (&url.URL{Scheme: "file", Path: filepath.ToSlash(fixtureVault)}).String()},
+		{"rootPath": fixtureVault},
+	} {
+		s := start(t, rpc.Config{})
+		var res rpc.InitializeResult
+		if err := s.Call(ctxT(t), "initialize", params, &res); err != nil {
+			t.Fatalf("initialize %v: %v", params, err)
+		}
+		var st struct{ Notes int }
+		if err := s.Call(ctxT(t), "vault/status", nil, &st); err != nil || st.Notes == 0 {
+			t.Errorf("%v: status %+v, %v", params, st, err)
+		}
+	}
 }

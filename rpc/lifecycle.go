@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -87,6 +88,16 @@ func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *Initial
 	}
 
 	root := p.Vault
+	if root == "" && p.RootPath != "" {
+		root = p.RootPath
+	}
+	if root == "" && p.RootURI != "" {
+		u, err := url.Parse(p.RootURI)
+		if err != nil || u.Scheme != "file" || u.Path == "" {
+			return nil, nil, invalidParams("invalid params for %s: rootUri %q is not a file:// URI of the vault folder", method, p.RootURI)
+		}
+		root = filepath.FromSlash(u.Path)
+	}
 	if root == "" {
 		root = s.cfg.Vault
 	}

@@ -119,6 +119,10 @@ type InitializeParams struct {
 	// Vault is the vault folder. Optional when the sidecar was started with
 	// --vault.
 	Vault string `json:"vault"`
+	// RootURI (a file:// URI) and RootPath are accepted instead of Vault,
+	// as an LSP client sends them.
+	RootURI  string `json:"rootUri,omitempty"`
+	RootPath string `json:"rootPath,omitempty"`
 	// Index is the index folder; default: the per-vault folder in the user
 	// cache dir (or --index).
 	Index string `json:"index,omitempty"`
