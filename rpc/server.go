@@ -308,6 +308,8 @@ func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Re
 		switch req.Method {
 		case MethodExit:
 			s.exitOnce.Do(func() { close(s.exitCh) })
+		case "initialized":
+			// LSP clients send it after initialize; there is nothing to do.
 		default:
 			if _, ok := lookupMethod(req.Method); ok {
 				s.log.Warn("request sent as a notification (no id) was ignored: add an id to get a reply", "method", req.Method)
