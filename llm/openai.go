@@ -235,14 +235,12 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(string)) (*
 			return nil, fmt.Errorf("openai chat: %w", ctx.Err())
 		}
 		if !delivered && creq.StreamOptions != nil && refusedStreamOptions(err) {
-			// Older and stricter servers refuse the stream_options field;
-			// ask once more without it before giving up.
+			// Older and stricter servers refuse the stream_options field:
+			// ask again at once without it, and never again after that.
 			creq.StreamOptions = nil
-			if resp, rerr := o.attempt(ctx, creq, deliver); rerr == nil {
-				o.noUsage.Store(true)
-				o.log.Info("the server refused stream_options; not asking for usage any more", "model", o.model)
-				return resp, nil
-			}
+			o.noUsage.Store(true)
+			o.log.Info("the server refused stream_options; not asking for usage any more", "model", o.model)
+			continue
 		}
 		if delivered || !retryable(err) {
 			return nil, fmt.Errorf("openai chat: %w", err)
@@ -512,13 +510,9 @@ type streamChunk struct {
 type flexString string
 
 func (f *flexString) UnmarshalJSON(b []byte) error {
-	var s string
+	var s string // null decodes as ""
 	if err := json.Unmarshal(b, &s); err == nil {
 		*f = flexString(s)
-		return nil
-	}
-	if string(b) == "null" {
-		*f = ""
 		return nil
 	}
 	*f = flexString(b)
