@@ -31,11 +31,7 @@ func TestObsidianExcludedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		rel   string
-		isDir bool
-		want  bool
-	}{
+	checkIgnored(t, v, []ignoredCase{
 		{"Templates", true, true},
 		{"Templates/daily.md", false, true},
 		{"Templates.md", false, false},
@@ -47,12 +43,7 @@ func TestObsidianExcludedFiles(t *testing.T) {
 		{"Daily/2021-05-01.md", false, false},
 		{"notes/Templates/x.md", false, false},
 		{"notes/x.md", false, false},
-	}
-	for _, tc := range tests {
-		if got := v.Ignored(tc.rel, tc.isDir); got != tc.want {
-			t.Errorf("Ignored(%q, %v) = %v, want %v", tc.rel, tc.isDir, got, tc.want)
-		}
-	}
+	})
 	if !strings.Contains(logs.String(), "not a valid regular expression") || !strings.Contains(logs.String(), `pattern=/[/`) {
 		t.Errorf("an invalid regex entry is not reported:\n%s", logs.String())
 	}

@@ -200,11 +200,7 @@ func TestIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		rel   string
-		isDir bool
-		want  bool
-	}{
+	checkIgnored(t, v, []ignoredCase{
 		{"note.md", false, false},
 		{"Note.MD", false, false},
 		{"dir", true, false},
@@ -233,8 +229,19 @@ func TestIgnored(t *testing.T) {
 		{"sub/rooted.md", false, false},
 		{"a/b/deep.md", false, true},
 		{"a/b/c/deep.md", false, false},
-	}
-	for _, tc := range tests {
+	})
+}
+
+// ignoredCase is one expectation of Vault.Ignored.
+type ignoredCase struct {
+	rel   string
+	isDir bool
+	want  bool
+}
+
+func checkIgnored(t *testing.T, v *Vault, cases []ignoredCase) {
+	t.Helper()
+	for _, tc := range cases {
 		if got := v.Ignored(tc.rel, tc.isDir); got != tc.want {
 			t.Errorf("Ignored(%q, %v) = %v, want %v", tc.rel, tc.isDir, got, tc.want)
 		}
