@@ -268,7 +268,7 @@ func TestToolPanicIsRecovered(t *testing.T) {
 	})
 	a.registry.tools["explode"] = defineTool(toolSpec[NoArgs]{
 		name: "explode", version: "1", description: "panics",
-		run: func(context.Context, *toolEnv, NoArgs) (any, error) { panic("boom") },
+		run: func(context.Context, toolEnv, NoArgs) (any, error) { panic("boom") },
 	})
 	res, rec := run(t, a, Config{}, "panic please")
 	if res.StopReason != StopFinalAnswer || res.Answer != "still here" {
@@ -363,7 +363,7 @@ func addBlockingTool(a *Agent) chan struct{} {
 	release := make(chan struct{})
 	a.registry.tools["block"] = defineTool(toolSpec[NoArgs]{
 		name: "block", version: "1", description: "blocks",
-		run: func(ctx context.Context, _ *toolEnv, _ NoArgs) (any, error) {
+		run: func(ctx context.Context, _ toolEnv, _ NoArgs) (any, error) {
 			<-release
 			return "ok", nil
 		},

@@ -24,12 +24,11 @@ const (
 	PromptVersion = "react-1.0.0"
 )
 
-// toolEnv is what tools may touch during one run.
+// toolEnv is all a vault tool may touch: never the run's state (see Tool).
 type toolEnv struct {
 	index  Index
 	logger *slog.Logger
 	now    func() time.Time
-	run    *runState
 }
 
 // TimeRange bounds note times (modification or own date) in epoch milliseconds.
@@ -204,7 +203,12 @@ func builtinTools() []*Tool {
 				"Supports \"exact phrases\", -exclusions, OR, tag:#tag (nested tags included), path:folder/ and file:name.",
 			timeout: 15 * time.Second,
 			tune:    func(s *jsonschema.Schema) { minLen(s, "query", 1) },
+			before:  repeatedSearch,
 			run:     runLocalSearch,
+			after: func(r *runState, a LocalSearchArgs, out any) {
+				res := out.(*LocalSearchResult)
+				r.searchDone(res.Query, a.TimeRange, res)
+			},
 			summary: func(a LocalSearchArgs) string { return fmt.Sprintf("Searching notes for %q", a.Query) },
 			outcome: func(out any) string {
 				r := out.(*LocalSearchResult)
@@ -221,7 +225,7 @@ func builtinTools() []*Tool {
 				"the note's headings, links and tags. Read further chunks with chunkIndex.",
 			timeout: 10 * time.Second,
 			tune:    func(s *jsonschema.Schema) { minLen(s, "notePath", 1) },
-			run: func(ctx context.Context, env *toolEnv, a ReadNoteArgs) (any, error) {
+			run: func(ctx context.Context, env toolEnv, a ReadNoteArgs) (any, error) {
 				chunk := 0
 				if a.ChunkIndex != nil {
 					chunk = *a.ChunkIndex
@@ -230,9 +234,9 @@ func builtinTools() []*Tool {
 				if err != nil {
 					return nil, toolErrorf("%v", err)
 				}
-				env.run.noteRead(out)
 				return out, nil
 			},
+			after:   func(r *runState, _ ReadNoteArgs, out any) { r.noteRead(out.(*NoteChunk)) },
 			summary: func(a ReadNoteArgs) string { return fmt.Sprintf("Reading %s", noteLabel(a.NotePath)) },
 			outcome: func(out any) string {
 				n := out.(*NoteChunk)
@@ -247,7 +251,7 @@ func builtinTools() []*Tool {
 			version:     toolsVersion,
 			description: "List the vault's folders with their note counts and the note paths (capped for large vaults).",
 			timeout:     5 * time.Second,
-			run: func(ctx context.Context, env *toolEnv, _ NoArgs) (any, error) {
+			run: func(ctx context.Context, env toolEnv, _ NoArgs) (any, error) {
 				return fileTree(env.index.Paths()), nil
 			},
 			summary: func(NoArgs) string { return "Listing the vault's folders" },
@@ -261,7 +265,7 @@ func builtinTools() []*Tool {
 			version:     toolsVersion,
 			description: "List the tags used in the vault with how many notes carry each, most used first.",
 			timeout:     5 * time.Second,
-			run: func(ctx context.Context, env *toolEnv, _ NoArgs) (any, error) {
+			run: func(ctx context.Context, env toolEnv, _ NoArgs) (any, error) {
 				tags := env.index.Tags()
 				sort.SliceStable(tags, func(i, j int) bool { return tags[i].Count > tags[j].Count })
 				total := len(tags)
@@ -284,7 +288,7 @@ func builtinTools() []*Tool {
 			description: "Turn a time expression (\"last week\", \"yesterday\", \"2026-03\", \"last 30 days\", \"in March\") into a start and end time in epoch milliseconds, for localSearch's timeRange.",
 			timeout:     2 * time.Second,
 			tune:        func(s *jsonschema.Schema) { minLen(s, "timeExpression", 1) },
-			run: func(ctx context.Context, env *toolEnv, a GetTimeRangeArgs) (any, error) {
+			run: func(ctx context.Context, env toolEnv, a GetTimeRangeArgs) (any, error) {
 				r, err := ParseTimeRange(a.TimeExpression, env.now())
 				if err != nil {
 					return nil, toolErrorf("%v", err)
@@ -299,7 +303,7 @@ func builtinTools() []*Tool {
 			version:     toolsVersion,
 			description: "Get the current date and time.",
 			timeout:     time.Second,
-			run: func(ctx context.Context, env *toolEnv, _ NoArgs) (any, error) {
+			run: func(ctx context.Context, env toolEnv, _ NoArgs) (any, error) {
 				now := env.now()
 				zone, _ := now.Zone()
 				return map[string]any{
@@ -330,19 +334,33 @@ func noteLabel(p string) string {
 	return strings.TrimSuffix(path.Base(p), ".md")
 }
 
-func runLocalSearch(ctx context.Context, env *toolEnv, a LocalSearchArgs) (any, error) {
+// searchQuery is the query localSearch runs for its arguments.
+func searchQuery(a LocalSearchArgs) string {
 	query := strings.TrimSpace(a.Query)
 	if query == "" && len(a.SalientTerms) > 0 {
 		query = strings.Join(a.SalientTerms, " ")
 	}
-	if prev, dup := env.run.duplicateSearch(query, a.TimeRange); dup {
-		return &LocalSearchResult{
-			Query:   query,
-			Results: []SearchHit{},
-			Hint: fmt.Sprintf("This search is nearly the same as an earlier one (%q), whose results you already have. "+
-				"Read the notes it found with readNote, search for different terms, or answer.", prev),
-		}, nil
+	return query
+}
+
+// repeatedSearch answers a near-duplicate of an earlier search of the run
+// with a hint instead of running it again.
+func repeatedSearch(r *runState, a LocalSearchArgs) (any, bool) {
+	query := searchQuery(a)
+	prev, dup := r.duplicateSearch(query, a.TimeRange)
+	if !dup {
+		return nil, false
 	}
+	return &LocalSearchResult{
+		Query:   query,
+		Results: []SearchHit{},
+		Hint: fmt.Sprintf("This search is nearly the same as an earlier one (%q), whose results you already have. "+
+			"Read the notes it found with readNote, search for different terms, or answer.", prev),
+	}, true
+}
+
+func runLocalSearch(ctx context.Context, env toolEnv, a LocalSearchArgs) (any, error) {
+	query := searchQuery(a)
 	req := search.Request{Query: query, Limit: 8}
 	if a.TimeRange != nil {
 		if a.TimeRange.StartTime > 0 {
@@ -369,7 +387,6 @@ func runLocalSearch(ctx context.Context, env *toolEnv, a LocalSearchArgs) (any, 
 	if out.Partial {
 		out.Hint = "No note matched all the terms; these notes match only some of them. Check they are relevant, or search again with other words."
 	}
-	env.run.searchDone(query, a.TimeRange, out)
 	return out, nil
 }
 

@@ -32,18 +32,18 @@ type RequestInputArgs struct {
 func plannerTools() []*Tool {
 	writeTodos := &Tool{
 		Name: planner.ToolWriteTodos, Version: toolsVersion, Description: planner.ToolDescription,
-		Parameters: planner.WriteTodosParameters(), Timeout: time.Second,
-		run: func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error) {
-			return env.run.writeTodos(raw)
+		Parameters: planner.WriteTodosParameters(),
+		inline: func(ctx context.Context, r *runState, raw json.RawMessage) (any, error) {
+			return r.writeTodos(raw)
 		},
 		summary: func(json.RawMessage) string { return "Updating the plan" },
 		outcome: func(out any) string { return "Plan updated" },
 	}
 	progress := &Tool{
 		Name: planner.ToolPlanProgress, Version: toolsVersion, Description: planner.ProgressToolDescription,
-		Parameters: planner.ProgressParameters(), Timeout: time.Second,
-		run: func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error) {
-			return env.run.planProgress(raw)
+		Parameters: planner.ProgressParameters(),
+		inline: func(ctx context.Context, r *runState, raw json.RawMessage) (any, error) {
+			return r.planProgress(raw)
 		},
 		summary: func(json.RawMessage) string { return "Recording plan progress" },
 		outcome: func(out any) string { return "Progress recorded" },
@@ -51,10 +51,9 @@ func plannerTools() []*Tool {
 	input := defineTool(toolSpec[RequestInputArgs]{
 		name: toolRequestInput, version: toolsVersion,
 		description: "Pause and ask the user a clarifying question. Use only when you cannot go on without their answer; the run waits for the reply.",
-		timeout:     24 * time.Hour, // bounded by the run's requestInputTimeout instead
 		tune:        func(s *schemaT) { minLen(s, "question", 1) },
-		run: func(ctx context.Context, env *toolEnv, a RequestInputArgs) (any, error) {
-			return env.run.requestInput(ctx, a.Question)
+		inline: func(ctx context.Context, r *runState, a RequestInputArgs) (any, error) {
+			return r.requestInput(ctx, a.Question)
 		},
 		summary: func(a RequestInputArgs) string { return "Asking you: " + firstSentence(a.Question, 120) },
 		outcome: func(out any) string { return "Got your answer" },

@@ -405,7 +405,7 @@ func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
 		case c.Name == planner.ToolPlanProgress && soloErr != nil:
 			err = toolErrorf("%v", soloErr)
 		default:
-			out, err = tool.Call(ctx, &toolEnv{index: r.index, logger: r.logger, now: func() time.Time { return at }, run: r}, c.Arguments)
+			out, err = tool.Call(ctx, toolEnv{index: r.index, logger: r.logger, now: func() time.Time { return at }}, r, c.Arguments)
 		}
 		latency := float64(time.Since(began).Microseconds()) / 1000
 		content := toolContent(out, err)

@@ -21,18 +21,34 @@ import (
 // Tool is one tool the model may call: a name, a version, a description, a
 // JSON schema generated from a Go struct, a per-tool timeout, and one-line
 // summaries of a call and of its result for the reasoning block.
+//
+// A tool's work runs in one of two ways. Vault tools (run) read the index
+// and the clock on a goroutine of their own, bounded by Timeout; a call
+// that times out is abandoned while its goroutine may still be running, so
+// run sees only a toolEnv, never the run's state. What a vault tool
+// remembers in the run (a search made, a note read) is recorded by after,
+// on the run's goroutine, and only for a result that arrived in time.
+// Tools that exist to change the run's own state (the planner tools,
+// request_input) are inline: they run on the run's goroutine.
 type Tool struct {
 	Name        string
 	Version     string
 	Description string
 	// Parameters is the JSON schema of the arguments.
 	Parameters json.RawMessage
-	Timeout    time.Duration
+	// Timeout bounds a vault tool's call (default 30s); inline tools are
+	// bounded by the run itself.
+	Timeout time.Duration
 
 	resolved *jsonschema.Resolved
-	run      func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error)
-	summary  func(raw json.RawMessage) string
-	outcome  func(out any) string
+	run      func(ctx context.Context, env toolEnv, raw json.RawMessage) (any, error)
+	inline   func(ctx context.Context, r *runState, raw json.RawMessage) (any, error)
+	// before, on the run's goroutine, may answer a call without running it.
+	before func(r *runState, raw json.RawMessage) (any, bool)
+	// after records a result that arrived in time, on the run's goroutine.
+	after   func(r *runState, raw json.RawMessage, out any)
+	summary func(raw json.RawMessage) string
+	outcome func(out any) string
 }
 
 // Def returns the tool as offered to the model.
@@ -40,13 +56,17 @@ func (t *Tool) Def() llm.ToolDef {
 	return llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 }
 
-// toolSpec describes a tool whose arguments are the Go type A.
+// toolSpec describes a tool whose arguments are the Go type A. Exactly one
+// of run and inline is set (see Tool).
 type toolSpec[A any] struct {
 	name, version, description string
 	timeout                    time.Duration
 	// tune adjusts the generated schema (limits, enums) before it is resolved.
 	tune    func(s *jsonschema.Schema)
-	run     func(ctx context.Context, env *toolEnv, args A) (any, error)
+	run     func(ctx context.Context, env toolEnv, args A) (any, error)
+	inline  func(ctx context.Context, r *runState, args A) (any, error)
+	before  func(r *runState, args A) (any, bool)
+	after   func(r *runState, args A, out any)
 	summary func(args A) string
 	outcome func(out any) string
 }
@@ -75,6 +95,7 @@ func defineTool[A any](spec toolSpec[A]) *Tool {
 		err := dec.Decode(&a)
 		return a, err
 	}
+	invalid := func(err error) error { return fmt.Errorf("invalid arguments for %s: %v", spec.name, err) }
 	t := &Tool{
 		Name:        spec.name,
 		Version:     spec.version,
@@ -82,14 +103,41 @@ func defineTool[A any](spec toolSpec[A]) *Tool {
 		Parameters:  params,
 		Timeout:     spec.timeout,
 		resolved:    resolved,
-		run: func(ctx context.Context, env *toolEnv, raw json.RawMessage) (any, error) {
+		outcome:     spec.outcome,
+	}
+	if spec.run != nil {
+		t.run = func(ctx context.Context, env toolEnv, raw json.RawMessage) (any, error) {
 			a, err := decode(raw)
 			if err != nil {
-				return nil, fmt.Errorf("invalid arguments for %s: %v", spec.name, err)
+				return nil, invalid(err)
 			}
 			return spec.run(ctx, env, a)
-		},
-		outcome: spec.outcome,
+		}
+	}
+	if spec.inline != nil {
+		t.inline = func(ctx context.Context, r *runState, raw json.RawMessage) (any, error) {
+			a, err := decode(raw)
+			if err != nil {
+				return nil, invalid(err)
+			}
+			return spec.inline(ctx, r, a)
+		}
+	}
+	if spec.before != nil {
+		t.before = func(r *runState, raw json.RawMessage) (any, bool) {
+			a, err := decode(raw)
+			if err != nil {
+				return nil, false
+			}
+			return spec.before(r, a)
+		}
+	}
+	if spec.after != nil {
+		t.after = func(r *runState, raw json.RawMessage, out any) {
+			if a, err := decode(raw); err == nil {
+				spec.after(r, a, out)
+			}
+		}
 	}
 	if spec.summary != nil {
 		t.summary = func(raw json.RawMessage) string {
@@ -236,10 +284,12 @@ func (t *Tool) Outcome(out any, err error) string {
 	return t.outcome(out)
 }
 
-// Call validates raw arguments and runs the tool under its timeout,
-// recovering a panic into an error. Errors are model-facing unless ctx
-// itself ended.
-func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any, err error) {
+// Call validates raw arguments and runs the tool, recovering a panic into
+// an error. A vault tool runs on its own goroutine under its timeout; when
+// it times out, Call returns and the goroutine is left to finish alone,
+// with nothing of the run in its hands. Errors are model-facing unless ctx
+// itself ended. Call is made on the run's goroutine.
+func (t *Tool) Call(ctx context.Context, env toolEnv, r *runState, rawArgs string) (out any, err error) {
 	raw, v, err := t.prepare(rawArgs)
 	if err != nil {
 		return nil, err
@@ -248,6 +298,19 @@ func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any,
 		// The tool validates its own arguments (the planner tools do).
 	} else if err := t.resolved.Validate(v); err != nil {
 		return nil, toolErrorf("invalid arguments for %s: %v", t.Name, err)
+	}
+	if t.inline != nil {
+		defer func() {
+			if p := recover(); p != nil {
+				out, err = nil, t.panicked(env, p)
+			}
+		}()
+		return t.inline(ctx, r, raw)
+	}
+	if t.before != nil {
+		if out, ok := t.before(r, raw); ok {
+			return out, nil
+		}
 	}
 	timeout := t.Timeout
 	if timeout <= 0 {
@@ -263,11 +326,8 @@ func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any,
 	done := make(chan outcome, 1)
 	go func() {
 		defer func() {
-			if r := recover(); r != nil {
-				if env != nil && env.logger != nil {
-					env.logger.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				}
-				done <- outcome{err: toolErrorf("tool %s panicked: %v", t.Name, r)}
+			if p := recover(); p != nil {
+				done <- outcome{err: t.panicked(env, p)}
 			}
 		}()
 		o, e := t.run(tctx, env, raw)
@@ -278,6 +338,9 @@ func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any,
 		if o.err != nil && errors.Is(o.err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, toolErrorf("tool %s timed out after %s", t.Name, timeout)
 		}
+		if o.err == nil && t.after != nil {
+			t.after(r, raw, o.out)
+		}
 		return o.out, o.err
 	case <-tctx.Done():
 		if ctx.Err() != nil {
@@ -285,6 +348,14 @@ func (t *Tool) Call(ctx context.Context, env *toolEnv, rawArgs string) (out any,
 		}
 		return nil, toolErrorf("tool %s timed out after %s", t.Name, timeout)
 	}
+}
+
+// panicked logs a tool's panic and turns it into a model-facing error.
+func (t *Tool) panicked(env toolEnv, p any) error {
+	if env.logger != nil {
+		env.logger.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	}
+	return toolErrorf("tool %s panicked: %v", t.Name, p)
 }
 
 // Registry is a set of tools by name. It is read-only after construction
