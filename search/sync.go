@@ -395,7 +395,7 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 			// A folder appeared (created or renamed into place): walking
 			// the vault is cheap, a stat per note.
 			needSync = true
-		case isNotePath(p):
+		case vault.IsNotePath(p):
 			reads = append(reads, p)
 		}
 	}
@@ -456,18 +456,4 @@ func (ix *Index) removeUnder(w *writer, p string) {
 	for _, k := range gone {
 		w.remove(k)
 	}
-}
-
-// isNotePath reports whether p names a markdown note outside dot-folders
-// (the watcher filters these too; this keeps Apply consistent with Walk).
-func isNotePath(p string) bool {
-	if !strings.HasSuffix(strings.ToLower(p), ".md") {
-		return false
-	}
-	for _, seg := range strings.Split(p, "/") {
-		if strings.HasPrefix(seg, ".") {
-			return false
-		}
-	}
-	return true
 }

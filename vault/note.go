@@ -1,6 +1,9 @@
 package vault
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Note is one parsed markdown file of the vault.
 type Note struct {
@@ -57,4 +60,22 @@ type Chunk struct {
 	Heading   string `json:"heading,omitempty"`
 	Text      string `json:"text"`
 	StartLine int    `json:"startLine"`
+}
+
+// IsNotePath reports whether rel, a vault-relative slash path, has the form
+// of a note: a file ending in ".md" (in any case) that is not a dot-file
+// and not inside a dot-folder (.obsidian, .trash, .git). It is the one rule
+// every vault shares; Vault.Ignored adds the vault's own excludes.
+func IsNotePath(rel string) bool {
+	return hasMDExt(rel) && !hasDotSegment(rel)
+}
+
+// hasDotSegment reports whether a segment of rel starts with a dot.
+func hasDotSegment(rel string) bool {
+	for _, s := range strings.Split(rel, "/") {
+		if strings.HasPrefix(s, ".") {
+			return true
+		}
+	}
+	return false
 }

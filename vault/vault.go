@@ -239,12 +239,10 @@ func (v *Vault) hiddenReason(rel string, isDir bool) (notNote bool, reason strin
 	if rel == "" || rel == "." {
 		return false, ""
 	}
-	segs := strings.Split(rel, "/")
-	for _, s := range segs {
-		if strings.HasPrefix(s, ".") {
-			return false, "it is inside a hidden (dot) folder or is a dot-file, which is not part of the vault"
-		}
+	if hasDotSegment(rel) {
+		return false, "it is inside a hidden (dot) folder or is a dot-file, which is not part of the vault"
 	}
+	segs := strings.Split(rel, "/")
 	for i := range segs {
 		dir := isDir || i < len(segs)-1
 		for _, p := range v.patterns {

@@ -247,15 +247,6 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	// Chmod alone does not change content.
 }
 
-func hasDotSegment(rel string) bool {
-	for _, s := range strings.Split(rel, "/") {
-		if strings.HasPrefix(s, ".") {
-			return true
-		}
-	}
-	return false
-}
-
 // addTree watches dir and every folder below it that is not ignored. With
 // record set, the notes found are reported as changes.
 func (w *Watcher) addTree(dir, rel string, record bool) error {
