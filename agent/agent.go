@@ -11,7 +11,6 @@ import (
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
 	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Index is what the agent's tools need from the search index; *search.Index
@@ -20,7 +19,9 @@ type Index interface {
 	Search(ctx context.Context, req search.Request) (*search.Results, error)
 	Paths() []string
 	Tags() []search.TagCount
-	Vault() *vault.Vault
+	// ReadChunk reads one chunk of the note name designates (see
+	// search.ReadChunkOf).
+	ReadChunk(name string, chunk int) (*search.NoteChunk, error)
 }
 
 // Modes of the run loop.
@@ -86,6 +87,9 @@ var ErrUnknownRun = errors.New("unknown or finished run")
 
 // ErrNotWaiting is returned by Input when the run is not waiting for input.
 var ErrNotWaiting = errors.New("run is not waiting for input")
+
+// ErrBadArgument marks an argument the caller can fix.
+var ErrBadArgument = errors.New("bad argument")
 
 // ErrDuplicateRun is returned by Run when a run with the same id is active.
 var ErrDuplicateRun = errors.New("a run with this id is already active")

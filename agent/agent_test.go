@@ -5,72 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/vault-agent/vault-agent/agent/agenttest"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
-	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
 )
 
-// fakeIndex is a tiny substring index over a real vault, so the agent's
-// behaviour is tested independently of ranking.
-type fakeIndex struct {
-	v     *vault.Vault
-	paths []string
-}
+// fakeIndex is agenttest.FakeIndex: the agent's behaviour is tested
+// independently of ranking.
+type fakeIndex = agenttest.FakeIndex
 
-func newFakeIndex(t testing.TB) *fakeIndex {
-	t.Helper()
-	v, err := vault.Open(filepath.Join("..", "testdata", "vault"), vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi := &fakeIndex{v: v}
-	if err := v.Walk(context.Background(), func(f vault.FileInfo) error {
-		fi.paths = append(fi.paths, f.Path)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(fi.paths)
-	return fi
-}
-
-func (f *fakeIndex) Search(ctx context.Context, req search.Request) (*search.Results, error) {
-	res := &search.Results{}
-	words := strings.Fields(strings.ToLower(req.Query))
-	for _, p := range f.paths {
-		n, err := f.v.ReadNote(p)
-		if err != nil {
-			continue
-		}
-		text := strings.ToLower(n.Title + " " + n.Body)
-		score := 0
-		for _, w := range words {
-			score += strings.Count(text, w)
-		}
-		if score > 0 {
-			res.Results = append(res.Results, search.Result{Path: p, Title: n.Title, Score: float64(score), Snippet: firstLine(n.Body, 80)})
-		}
-	}
-	sort.SliceStable(res.Results, func(i, j int) bool { return res.Results[i].Score > res.Results[j].Score })
-	res.Total = len(res.Results)
-	if req.Limit > 0 && len(res.Results) > req.Limit {
-		res.Results = res.Results[:req.Limit]
-	}
-	return res, nil
-}
-
-func (f *fakeIndex) Paths() []string         { return f.paths }
-func (f *fakeIndex) Tags() []search.TagCount { return []search.TagCount{{Tag: "recipe", Count: 3}} }
-func (f *fakeIndex) Vault() *vault.Vault     { return f.v }
+func newFakeIndex(t testing.TB) *fakeIndex { return agenttest.NewFakeIndex(t) }
 
 // recorder is a Sink that keeps every event and lets tests wait for one.
 type recorder struct {
@@ -222,12 +172,12 @@ func a0(t *testing.T) *fakeIndex { return newFakeIndex(t) }
 
 func firstPath(t *testing.T, fi *fakeIndex, substr string) string {
 	t.Helper()
-	for _, p := range fi.paths {
+	for _, p := range fi.Paths() {
 		if strings.Contains(strings.ToLower(p), substr) {
 			return p
 		}
 	}
-	t.Fatalf("no fixture note contains %q; have %v", substr, fi.paths)
+	t.Fatalf("no fixture note contains %q; have %v", substr, fi.Paths())
 	return ""
 }
 
@@ -467,44 +417,6 @@ func TestHistoryMarkersAreStripped(t *testing.T) {
 		if strings.Contains(m.Content, "<!--") || strings.Contains(m.Content, "junk") {
 			t.Fatalf("marker reached the model: %q", m.Content)
 		}
-	}
-}
-
-func TestTimeRanges(t *testing.T) {
-	now := time.Date(2026, 3, 18, 15, 4, 5, 0, time.UTC) // a Wednesday
-	day := func(s string) string { return s }
-	tests := []struct{ expr, want string }{
-		{"today", "2026-03-18 to 2026-03-18"},
-		{"yesterday", "2026-03-17 to 2026-03-17"},
-		{"last week", "2026-03-09 to 2026-03-15"},
-		{"this week", "2026-03-16 to 2026-03-22"},
-		{"last month", "2026-02-01 to 2026-02-28"},
-		{"2026-03", "2026-03-01 to 2026-03-31"},
-		{"2025", "2025-01-01 to 2025-12-31"},
-		{"2026-03-14", "2026-03-14 to 2026-03-14"},
-		{"last 7 days", "2026-03-12 to 2026-03-18"},
-		{"in March", "2026-03-01 to 2026-03-31"},
-		{"April", "2025-04-01 to 2025-04-30"},
-		{"december 2025", "2025-12-01 to 2025-12-31"},
-	}
-	for _, tt := range tests {
-		r, err := ParseTimeRange(tt.expr, now)
-		if err != nil {
-			t.Errorf("%q: %v", tt.expr, err)
-			continue
-		}
-		if r.Description != day(tt.want) {
-			t.Errorf("%q = %s, want %s", tt.expr, r.Description, tt.want)
-		}
-		if r.EndTime <= r.StartTime {
-			t.Errorf("%q: empty range", tt.expr)
-		}
-	}
-	if _, err := ParseTimeRange("when pigs fly", now); err == nil {
-		t.Error("nonsense accepted")
-	}
-	if _, err := ParseTimeRange("2026-13", now); err == nil {
-		t.Error("month 13 accepted")
 	}
 }
 

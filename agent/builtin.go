@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path"
@@ -13,7 +12,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Tool and prompt versions referenced by events (tool_version,
@@ -73,92 +71,9 @@ type ReadNoteArgs struct {
 	ChunkIndex *int   `json:"chunkIndex,omitempty" jsonschema:"which section to read (0-based); long notes are split into chunks"`
 }
 
-// NoteChunk is one chunk of a note: the result of readNote and of the
-// vault/readNote method.
-type NoteChunk struct {
-	Path             string          `json:"path"`
-	Title            string          `json:"title"`
-	Aliases          []string        `json:"aliases,omitempty"`
-	ChunkIndex       int             `json:"chunkIndex"`
-	ChunkCount       int             `json:"chunkCount"`
-	Heading          string          `json:"heading"`
-	Content          string          `json:"content"`
-	Headings         []vault.Heading `json:"headings"`
-	Links            []vault.Link    `json:"links"`
-	Tags             []string        `json:"tags"`
-	MTime            int64           `json:"mtime"`
-	FrontmatterError string          `json:"frontmatterError,omitempty"`
-}
-
-// ReadNote resolves what a person or model typed (path, title, wikilink,
-// basename, path tail) to a note of the index and returns one chunk.
-func ReadNote(idx Index, name string, chunk int) (*NoteChunk, error) {
-	// A path that would leave the vault is refused as such, not merely
-	// "not found", so the caller learns why.
-	if _, err := idx.Vault().Resolve(strings.TrimSpace(name)); errors.Is(err, vault.ErrUnsafePath) {
-		return nil, err
-	}
-	p, err := vault.LookupIn(name, idx.Paths())
-	if err != nil {
-		return nil, err
-	}
-	n, err := idx.Vault().ReadNote(p)
-	if err != nil {
-		return nil, err
-	}
-	count := len(n.Chunks)
-	if count == 0 {
-		count = 1
-	}
-	if chunk < 0 || chunk >= count {
-		return nil, fmt.Errorf("%w: chunkIndex %d is out of range: %s has %d chunk(s), 0..%d", ErrBadArgument, chunk, p, count, count-1)
-	}
-	out := &NoteChunk{
-		Path:             n.Path,
-		Title:            n.Title,
-		Aliases:          nonNil(n.Aliases),
-		ChunkIndex:       chunk,
-		ChunkCount:       count,
-		Headings:         n.Headings,
-		Links:            n.Links,
-		Tags:             nonNil(n.Tags),
-		MTime:            n.ModTime.UnixMilli(),
-		FrontmatterError: n.FrontmatterError,
-	}
-	if out.Headings == nil {
-		out.Headings = []vault.Heading{}
-	}
-	if out.Links == nil {
-		out.Links = []vault.Link{}
-	}
-	if len(n.Chunks) > 0 {
-		out.Heading = n.Chunks[chunk].Heading
-		out.Content = n.Chunks[chunk].Text
-	}
-	return out, nil
-}
-
-// ErrBadArgument marks an argument the caller can fix.
-var ErrBadArgument = errors.New("bad argument")
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // GetTimeRangeArgs are the arguments of getTimeRangeMs.
 type GetTimeRangeArgs struct {
 	TimeExpression string `json:"timeExpression" jsonschema:"a time expression such as \"last week\", \"yesterday\", \"2026-03\", \"last 30 days\""`
-}
-
-// TimeRangeResult is the result of getTimeRangeMs.
-type TimeRangeResult struct {
-	StartTime   int64  `json:"startTime"`
-	EndTime     int64  `json:"endTime"`
-	Expression  string `json:"expression"`
-	Description string `json:"description"`
 }
 
 // NoArgs is the argument type of tools that take none.
@@ -230,16 +145,16 @@ func builtinTools() []*Tool {
 				if a.ChunkIndex != nil {
 					chunk = *a.ChunkIndex
 				}
-				out, err := ReadNote(env.index, a.NotePath, chunk)
+				out, err := env.index.ReadChunk(a.NotePath, chunk)
 				if err != nil {
 					return nil, toolErrorf("%v", err)
 				}
 				return out, nil
 			},
-			after:   func(r *runState, _ ReadNoteArgs, out any) { r.noteRead(out.(*NoteChunk)) },
+			after:   func(r *runState, _ ReadNoteArgs, out any) { r.noteRead(out.(*search.NoteChunk)) },
 			summary: func(a ReadNoteArgs) string { return fmt.Sprintf("Reading %s", noteLabel(a.NotePath)) },
 			outcome: func(out any) string {
-				n := out.(*NoteChunk)
+				n := out.(*search.NoteChunk)
 				if n.ChunkCount > 1 {
 					return fmt.Sprintf("Read %s (part %d of %d)", n.Title, n.ChunkIndex+1, n.ChunkCount)
 				}
@@ -289,14 +204,14 @@ func builtinTools() []*Tool {
 			timeout:     2 * time.Second,
 			tune:        func(s *jsonschema.Schema) { minLen(s, "timeExpression", 1) },
 			run: func(ctx context.Context, env toolEnv, a GetTimeRangeArgs) (any, error) {
-				r, err := ParseTimeRange(a.TimeExpression, env.now())
+				r, err := search.ParseTimeRange(a.TimeExpression, env.now())
 				if err != nil {
 					return nil, toolErrorf("%v", err)
 				}
 				return r, nil
 			},
 			summary: func(a GetTimeRangeArgs) string { return fmt.Sprintf("Working out the dates of %q", a.TimeExpression) },
-			outcome: func(out any) string { return "Calculated time range: " + out.(*TimeRangeResult).Description },
+			outcome: func(out any) string { return "Calculated time range: " + out.(*search.DateRange).Description },
 		}),
 		defineTool(toolSpec[NoArgs]{
 			name:        "getCurrentTime",

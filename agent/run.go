@@ -13,6 +13,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
+	"github.com/vault-agent/vault-agent/search"
 )
 
 // answerHoldBytes is how much streamed text is held back before it is
@@ -57,7 +58,7 @@ type runState struct {
 	gate *toolGate
 
 	searches []searchRecord
-	read     []*NoteChunk
+	read     []*search.NoteChunk
 	hits     []SearchHit
 
 	// stop cancels the run's model calls; it is safe to call from any
@@ -568,7 +569,7 @@ func (r *runState) searchDone(query string, tr *TimeRange, out *LocalSearchResul
 // stopped is closed when the run is stopped or cancelled.
 func (r *runState) stopped() <-chan struct{} { return r.stopCtx.Done() }
 
-func (r *runState) noteRead(n *NoteChunk) { r.read = append(r.read, n) }
+func (r *runState) noteRead(n *search.NoteChunk) { r.read = append(r.read, n) }
 
 func timeKey(tr *TimeRange) string {
 	if tr == nil {

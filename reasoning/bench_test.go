@@ -20,7 +20,9 @@ func (noIndex) Search(context.Context, search.Request) (*search.Results, error) 
 }
 func (noIndex) Paths() []string         { return nil }
 func (noIndex) Tags() []search.TagCount { return nil }
-func (noIndex) Vault() *vault.Vault     { return nil }
+func (noIndex) ReadChunk(string, int) (*search.NoteChunk, error) {
+	return nil, vault.ErrNotFound
+}
 
 // BenchmarkMessagesPerSecond runs a real-time agent run (model turns take
 // 300 ms each, 8 tool steps, about 3 s) through the Observer with its real

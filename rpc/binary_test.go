@@ -3,14 +3,14 @@ package rpc_test
 import (
 	"context"
 	"errors"
-	"github.com/vault-agent/vault-agent/internal/benchvault"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/benchvault"
+
 	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/search"
@@ -84,7 +84,7 @@ func TestBinary(t *testing.T) {
 		if err := s.Call(ctx, "vault/search", map[string]any{"query": "sourdough starter"}, &found); err != nil || len(found.Results) == 0 {
 			t.Fatalf("search = %+v, %v", found, err)
 		}
-		var note agent.NoteChunk
+		var note search.NoteChunk
 		if err := s.Call(ctx, "vault/readNote", map[string]any{"path": found.Results[0].Path}, &note); err != nil || note.Content == "" {
 			t.Fatalf("readNote = %+v, %v", note, err)
 		}

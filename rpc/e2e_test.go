@@ -279,7 +279,7 @@ func TestReadNote(t *testing.T) {
 	ctx := ctxT(t)
 
 	for _, name := range []string{"Home.md", "Home", "[[Home]]", "home", "kb/go/Context Cancellation", "go/Context Cancellation.md"} {
-		var c agent.NoteChunk
+		var c search.NoteChunk
 		if err := s.Call(ctx, "vault/readNote", map[string]any{"path": name}, &c); err != nil {
 			t.Errorf("readNote %q: %v", name, err)
 			continue
@@ -288,10 +288,10 @@ func TestReadNote(t *testing.T) {
 			t.Errorf("readNote %q = %+v", name, c)
 		}
 	}
-	var home agent.NoteChunk
+	var home search.NoteChunk
 	s.Call(ctx, "vault/readNote", map[string]any{"path": "Home"}, &home)
 	if home.ChunkCount > 1 {
-		var next agent.NoteChunk
+		var next search.NoteChunk
 		if err := s.Call(ctx, "vault/readNote", map[string]any{"path": "Home", "chunkIndex": 1}, &next); err != nil || next.ChunkIndex != 1 || next.Content == home.Content {
 			t.Errorf("chunk 1 = %+v, %v", next, err)
 		}

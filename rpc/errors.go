@@ -79,6 +79,7 @@ func toRPCError(method string, err error) *jsonrpc2.Error {
 		errors.Is(err, vault.ErrNotDir),
 		errors.Is(err, search.ErrEmptyQuery),
 		errors.Is(err, search.ErrBadQuery),
+		errors.Is(err, search.ErrChunkRange),
 		errors.Is(err, agent.ErrBadArgument),
 		errors.Is(err, agent.ErrDuplicateRun),
 		errors.Is(err, agent.ErrNotWaiting):

@@ -61,7 +61,7 @@ var methods = []methodInfo{
 		Doc: "Cancels an in-flight request; its reply has code -32800. On agent/run it stops the run (stop reason stopped) and the error's data holds the run's result."},
 	{Name: MethodVaultSearch, Params: typeOf[SearchParams](), Result: typeOf[search.Results](), Slow: true,
 		Doc: "Ranked search over the vault. Query language: free terms, \"phrase\", -term, tag:#x, path:folder/, file:name, OR."},
-	{Name: MethodVaultReadNote, Params: typeOf[ReadNoteParams](), Result: typeOf[agent.NoteChunk](),
+	{Name: MethodVaultReadNote, Params: typeOf[ReadNoteParams](), Result: typeOf[search.NoteChunk](),
 		Doc: "One chunk of a note, the same shape as the agent's readNote tool. The path may be what a person types: exact path, without .md, [[wikilink]], basename, path tail."},
 	{Name: MethodVaultStatus, Result: typeOf[StatusResult](),
 		Doc: "Index status."},

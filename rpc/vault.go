@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -55,7 +54,7 @@ func (s *Server) search(ctx context.Context, p *SearchParams) (*search.Results, 
 
 // readNote runs vault/readNote: the same chunk the agent's readNote tool
 // returns.
-func (s *Server) readNote(ctx context.Context, p *ReadNoteParams) (*agent.NoteChunk, error) {
+func (s *Server) readNote(ctx context.Context, p *ReadNoteParams) (*search.NoteChunk, error) {
 	idx, err := s.openIndex()
 	if err != nil {
 		return nil, err
@@ -70,7 +69,7 @@ func (s *Server) readNote(ctx context.Context, p *ReadNoteParams) (*agent.NoteCh
 	if chunk < 0 {
 		return nil, &paramError{field: "chunkIndex", msg: fmt.Sprintf("must not be negative, got %d", chunk)}
 	}
-	return agent.ReadNote(idx, p.Path, chunk)
+	return idx.ReadChunk(p.Path, chunk)
 }
 
 // status runs vault/status.

@@ -15,6 +15,10 @@ var ErrEmptyQuery = errors.New("empty query")
 // ErrBadQuery is matched (errors.Is) by every *QueryError.
 var ErrBadQuery = errors.New("bad query")
 
+// ErrChunkRange is wrapped by ReadChunk's error for a chunk index the note
+// does not have; the message says which ones it has.
+var ErrChunkRange = errors.New("bad argument")
+
 // ErrClosed is returned by operations on a closed Index.
 var ErrClosed = errors.New("index is closed")
 

@@ -1,4 +1,4 @@
-package agent
+package search
 
 import (
 	"fmt"
@@ -38,9 +38,20 @@ var monthNames = map[string]time.Month{
 	"sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
 }
 
-// ParseTimeRange turns a time expression into a range [start, end] in epoch
-// milliseconds, relative to now (in now's location).
-func ParseTimeRange(expr string, now time.Time) (*TimeRangeResult, error) {
+// DateRange is the span of days a time expression names, in epoch
+// milliseconds, both ends included: what the agent's getTimeRangeMs tool
+// returns, ready for Request.From and Request.To.
+type DateRange struct {
+	StartTime   int64  `json:"startTime"`
+	EndTime     int64  `json:"endTime"`
+	Expression  string `json:"expression"`
+	Description string `json:"description"`
+}
+
+// ParseTimeRange turns a time expression ("last week", "yesterday",
+// "2026-03", "last 30 days", "in March", "next tuesday") into a range
+// [start, end] in epoch milliseconds, relative to now (in now's location).
+func ParseTimeRange(expr string, now time.Time) (*DateRange, error) {
 	e := strings.ToLower(strings.TrimSpace(expr))
 	e = strings.TrimPrefix(e, "in ")
 	e = strings.TrimPrefix(e, "during ")
@@ -135,7 +146,7 @@ func ParseTimeRange(expr string, now time.Time) (*TimeRangeResult, error) {
 		}
 	}
 	end = end.Add(-time.Millisecond)
-	return &TimeRangeResult{
+	return &DateRange{
 		StartTime:   start.UnixMilli(),
 		EndTime:     end.UnixMilli(),
 		Expression:  expr,

@@ -1,0 +1,103 @@
+// Package agenttest holds test doubles for code that drives the agent:
+// FakeIndex, a tiny substring index over a real vault, so that a test of the
+// agent (or of anything above it) does not depend on ranking.
+//
+// It is imported by tests only. It must not import agent (the agent's own
+// tests use it).
+package agenttest
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// FakeIndex satisfies agent.Index over a real vault: a search scores each
+// note by how often the query's words occur in its title and body. It is
+// safe for concurrent use.
+type FakeIndex struct {
+	v     *vault.Vault
+	paths []string
+}
+
+// FixtureVault is the path of the repository's fixture vault
+// (testdata/vault).
+func FixtureVault() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault")
+}
+
+// NewFakeIndex opens the fixture vault and lists its notes.
+func NewFakeIndex(t testing.TB) *FakeIndex {
+	t.Helper()
+	v, err := vault.Open(FixtureVault(), vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi := &FakeIndex{v: v}
+	if err := v.Walk(context.Background(), func(f vault.FileInfo) error {
+		fi.paths = append(fi.paths, f.Path)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(fi.paths)
+	return fi
+}
+
+// Search scores notes by the occurrences of the query's words.
+func (f *FakeIndex) Search(ctx context.Context, req search.Request) (*search.Results, error) {
+	res := &search.Results{}
+	words := strings.Fields(strings.ToLower(req.Query))
+	for _, p := range f.paths {
+		n, err := f.v.ReadNote(p)
+		if err != nil {
+			continue
+		}
+		text := strings.ToLower(n.Title + " " + n.Body)
+		score := 0
+		for _, w := range words {
+			score += strings.Count(text, w)
+		}
+		if score > 0 {
+			res.Results = append(res.Results, search.Result{Path: p, Title: n.Title, Score: float64(score), Snippet: firstLine(n.Body, 80)})
+		}
+	}
+	sort.SliceStable(res.Results, func(i, j int) bool { return res.Results[i].Score > res.Results[j].Score })
+	res.Total = len(res.Results)
+	if req.Limit > 0 && len(res.Results) > req.Limit {
+		res.Results = res.Results[:req.Limit]
+	}
+	return res, nil
+}
+
+// Paths lists the vault's notes, sorted.
+func (f *FakeIndex) Paths() []string { return f.paths }
+
+// Tags returns one made-up tag.
+func (f *FakeIndex) Tags() []search.TagCount { return []search.TagCount{{Tag: "recipe", Count: 3}} }
+
+// ReadChunk reads a chunk as the real index does.
+func (f *FakeIndex) ReadChunk(name string, chunk int) (*search.NoteChunk, error) {
+	return search.ReadChunkOf(f.v, f.paths, name, chunk)
+}
+
+// Vault returns the fixture vault.
+func (f *FakeIndex) Vault() *vault.Vault { return f.v }
+
+// firstLine is the first line of s, cut to max runes.
+func firstLine(s string, max int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
