@@ -1,14 +1,12 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vault-agent/vault-agent/llm"
@@ -31,289 +29,12 @@ const (
 // reflection that judged it unsatisfied without revising the plan.
 const maxStepAttempts = 2
 
-// ToolHandle names a tool a plan step intends to use (seed 003: name,
-// version, parameters). In JSON it is either the tool name as a string or
-// an object {"name", "version", "parameters"}; a handle with only a name is
-// written back as a string.
-type ToolHandle struct {
-	Name       string         `json:"name"`
-	Version    string         `json:"version,omitempty"`
-	Parameters map[string]any `json:"parameters,omitempty"`
-}
-
-// MarshalJSON writes a bare name as a string.
-func (h ToolHandle) MarshalJSON() ([]byte, error) {
-	if h.Version == "" && len(h.Parameters) == 0 {
-		return json.Marshal(h.Name)
-	}
-	type plain ToolHandle
-	return json.Marshal(plain(h))
-}
-
-// UnmarshalJSON accepts a string or an object.
-func (h *ToolHandle) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		*h = ToolHandle{}
-		return json.Unmarshal(b, &h.Name)
-	}
-	type plain ToolHandle
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*h = ToolHandle(p)
-	return nil
-}
-
-// PlanStep is one ordered, uniquely identified unit of work of a typed plan.
-type PlanStep struct {
-	ID           string       `json:"id"`
-	Description  string       `json:"description"`
-	Tools        []ToolHandle `json:"tools"`
-	ExitCriteria string       `json:"exit_criteria"`
-	// DependsOn lists earlier steps this one needs (optional).
-	DependsOn []string `json:"depends_on,omitempty"`
-}
-
-// ToolNames returns the names of the step's intended tools.
-func (s PlanStep) ToolNames() []string {
-	names := make([]string, 0, len(s.Tools))
-	for _, t := range s.Tools {
-		names = append(names, t.Name)
-	}
-	return names
-}
-
-// TypedPlan is the plan artifact of the par loop (seed 003, pattern 1).
-type TypedPlan struct {
-	Steps        []PlanStep `json:"steps"`
-	ExitCriteria string     `json:"exit_criteria"`
-}
-
-// Clone returns a deep copy, so versions kept in a PlanHistory never share
-// slices with a plan being edited.
-func (p TypedPlan) Clone() TypedPlan {
-	b, _ := json.Marshal(p)
-	var c TypedPlan
-	_ = json.Unmarshal(b, &c)
-	if c.Steps == nil {
-		c.Steps = []PlanStep{}
-	}
-	return c
-}
-
-// Step returns the step with the given id.
-func (p TypedPlan) Step(id string) (PlanStep, bool) {
-	for _, s := range p.Steps {
-		if s.ID == id {
-			return s, true
-		}
-	}
-	return PlanStep{}, false
-}
-
-// Validate checks the plan: at least one step, unique non-empty step ids,
-// known tool names (when known is not nil) and dependencies on known steps.
-// The error lists every problem, each located (steps[1].id: ...).
-func (p TypedPlan) Validate(known []string) error {
-	var problems []string
-	if len(p.Steps) == 0 {
-		problems = append(problems, "the plan has no steps (at least one is required)")
-	}
-	seen := map[string]int{}
-	for i, s := range p.Steps {
-		switch prev, dup := seen[s.ID]; {
-		case strings.TrimSpace(s.ID) == "":
-			problems = append(problems, fmt.Sprintf("steps[%d].id is empty", i))
-		case dup:
-			problems = append(problems, fmt.Sprintf("steps[%d].id: duplicate step id %q (also steps[%d])", i, s.ID, prev))
-		default:
-			seen[s.ID] = i
-		}
-		for j, t := range s.Tools {
-			if known != nil && !slices.Contains(known, t.Name) {
-				problems = append(problems, fmt.Sprintf("steps[%d].tools[%d]: unknown tool %q (tools: %s)", i, j, t.Name, strings.Join(known, ", ")))
-			}
-		}
-	}
-	for i, s := range p.Steps {
-		for j, d := range s.DependsOn {
-			if at, ok := seen[d]; !ok || at >= i {
-				problems = append(problems, fmt.Sprintf("steps[%d].depends_on[%d]: %q is not an earlier step", i, j, d))
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("invalid plan: %s", strings.Join(problems, "; "))
-	}
-	return nil
-}
-
-// Summary is a one-line description for the reasoning block.
-func (p TypedPlan) Summary(version int) string {
-	var parts []string
-	for _, s := range p.Steps {
-		parts = append(parts, firstSentence(s.Description, 60))
-	}
-	return firstLine(fmt.Sprintf("Plan v%d: %s", version, strings.Join(parts, " → ")), 200)
-}
-
-// PlanID is the stable identifier of plan version n: "plan.vN".
-func PlanID(n int) string { return "plan.v" + strconv.Itoa(n) }
-
-// ParsePlanID reads "plan.vN" (or just N) back into a version number.
-func ParsePlanID(s string) (int, error) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "plan.v")
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%w: %q is not a plan version (want plan.vN)", ErrBadArgument, s)
-	}
-	return n, nil
-}
-
-// StepChange is one step present in both versions of a diff, with the
-// fields that differ.
-type StepChange struct {
-	ID     string   `json:"id"`
-	Fields []string `json:"fields"`
-	Before PlanStep `json:"before"`
-	After  PlanStep `json:"after"`
-}
-
-// PlanDiff describes what changed from one plan version to another. Steps
-// are matched by id.
-type PlanDiff struct {
-	From    string       `json:"from"`
-	To      string       `json:"to"`
-	Added   []PlanStep   `json:"added,omitempty"`
-	Removed []PlanStep   `json:"removed,omitempty"`
-	Changed []StepChange `json:"changed,omitempty"`
-	// Reordered is set when the steps both versions share changed order.
-	Reordered           bool `json:"reordered,omitempty"`
-	ExitCriteriaChanged bool `json:"exit_criteria_changed,omitempty"`
-	// RollbackOf names the version a rollback restored.
-	RollbackOf string `json:"rollback_of,omitempty"`
-}
-
-// Empty reports whether the two versions have the same steps and criteria.
-func (d PlanDiff) Empty() bool {
-	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && !d.Reordered && !d.ExitCriteriaChanged
-}
-
-// DiffPlans compares two plans step by step.
-func DiffPlans(a, b TypedPlan) PlanDiff {
-	var d PlanDiff
-	var sharedA, sharedB []string
-	for _, s := range a.Steps {
-		if t, ok := b.Step(s.ID); ok {
-			sharedA = append(sharedA, s.ID)
-			if fields := stepFieldsChanged(s, t); len(fields) > 0 {
-				d.Changed = append(d.Changed, StepChange{ID: s.ID, Fields: fields, Before: s, After: t})
-			}
-		} else {
-			d.Removed = append(d.Removed, s)
-		}
-	}
-	for _, s := range b.Steps {
-		if _, ok := a.Step(s.ID); ok {
-			sharedB = append(sharedB, s.ID)
-		} else {
-			d.Added = append(d.Added, s)
-		}
-	}
-	d.Reordered = !slices.Equal(sharedA, sharedB)
-	d.ExitCriteriaChanged = a.ExitCriteria != b.ExitCriteria
-	return d
-}
-
-func stepFieldsChanged(a, b PlanStep) []string {
-	var f []string
-	if a.Description != b.Description {
-		f = append(f, "description")
-	}
-	ta, _ := json.Marshal(a.Tools)
-	tb, _ := json.Marshal(b.Tools)
-	if !bytes.Equal(ta, tb) {
-		f = append(f, "tools")
-	}
-	if a.ExitCriteria != b.ExitCriteria {
-		f = append(f, "exit_criteria")
-	}
-	if !slices.Equal(a.DependsOn, b.DependsOn) {
-		f = append(f, "depends_on")
-	}
-	return f
-}
-
-// PlanHistory keeps every version of a run's typed plan, so that revisions
-// can be diffed and rolled back. Versions are numbered from 1 and never
-// change once added. It is not safe for concurrent use.
-type PlanHistory struct {
-	versions []TypedPlan
-}
-
-// Add records p as the next version and returns its number.
-func (h *PlanHistory) Add(p TypedPlan) int {
-	h.versions = append(h.versions, p.Clone())
-	return len(h.versions)
-}
-
-// Len is the number of versions.
-func (h *PlanHistory) Len() int { return len(h.versions) }
-
-// Version returns a copy of version n (1-based).
-func (h *PlanHistory) Version(n int) (TypedPlan, error) {
-	if n < 1 || n > len(h.versions) {
-		return TypedPlan{}, fmt.Errorf("%w: no plan version %d (have %d)", ErrBadArgument, n, len(h.versions))
-	}
-	return h.versions[n-1].Clone(), nil
-}
-
-// Latest returns a copy of the newest version and its number (0 when empty).
-func (h *PlanHistory) Latest() (TypedPlan, int) {
-	if len(h.versions) == 0 {
-		return TypedPlan{}, 0
-	}
-	return h.versions[len(h.versions)-1].Clone(), len(h.versions)
-}
-
-// Diff compares version a with version b.
-func (h *PlanHistory) Diff(a, b int) (PlanDiff, error) {
-	pa, err := h.Version(a)
-	if err != nil {
-		return PlanDiff{}, err
-	}
-	pb, err := h.Version(b)
-	if err != nil {
-		return PlanDiff{}, err
-	}
-	d := DiffPlans(pa, pb)
-	d.From, d.To = PlanID(a), PlanID(b)
-	return d, nil
-}
-
-// Rollback adds a new version equal to version n and returns its number and
-// its diff from the previous version (RollbackOf names version n). History
-// is never rewritten: rolling back is itself a revision.
-func (h *PlanHistory) Rollback(n int) (int, PlanDiff, error) {
-	p, err := h.Version(n)
-	if err != nil {
-		return 0, PlanDiff{}, err
-	}
-	prev := len(h.versions)
-	v := h.Add(p)
-	d, _ := h.Diff(prev, v)
-	d.RollbackOf = PlanID(n)
-	return v, d, nil
-}
-
 // parseTypedPlan reads a typed plan from a model reply: a JSON object,
 // bare or in a fenced block, optionally wrapped as {"plan": {...}}.
-func parseTypedPlan(text string, known []string) (TypedPlan, error) {
+func parseTypedPlan(text string, known []string) (planner.TypedPlan, error) {
 	raw, _, ok := jsonObjectIn(text)
 	if !ok {
-		return TypedPlan{}, errors.New(`the reply holds no JSON object; answer with {"steps": [...], "exit_criteria": "..."}`)
+		return planner.TypedPlan{}, errors.New(`the reply holds no JSON object; answer with {"steps": [...], "exit_criteria": "..."}`)
 	}
 	var wrapper struct {
 		Plan  json.RawMessage `json:"plan"`
@@ -323,18 +44,7 @@ func parseTypedPlan(text string, known []string) (TypedPlan, error) {
 	if wrapper.Steps == nil && len(wrapper.Plan) > 0 && wrapper.Plan[0] == '{' {
 		raw = wrapper.Plan
 	}
-	return decodeTypedPlan(raw, known)
-}
-
-func decodeTypedPlan(raw json.RawMessage, known []string) (TypedPlan, error) {
-	var p TypedPlan
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return TypedPlan{}, fmt.Errorf("the plan does not match the schema: %v", err)
-	}
-	if err := p.Validate(known); err != nil {
-		return TypedPlan{}, err
-	}
-	return p.Clone(), nil
+	return planner.DecodeTypedPlan(raw, known)
 }
 
 var reFence = regexp.MustCompile("(?s)```[ \t]*(?:json|JSON)?[ \t]*\\r?\\n(.*?)```")
@@ -373,6 +83,16 @@ func isObject(s string) bool {
 	}
 	var m map[string]json.RawMessage
 	return json.Unmarshal([]byte(s), &m) == nil && m != nil
+}
+
+// planSummary is a one-line description of plan version for the reasoning
+// block.
+func planSummary(p planner.TypedPlan, version int) string {
+	var parts []string
+	for _, s := range p.Steps {
+		parts = append(parts, firstSentence(s.Description, 60))
+	}
+	return firstLine(fmt.Sprintf("Plan v%d: %s", version, strings.Join(parts, " → ")), 200)
 }
 
 // toolGate restricts the tools offered to and run for the model: the
@@ -458,7 +178,7 @@ type parStepNote struct {
 // reflection); the plan and synthesis calls are not iterations. Stop,
 // timeout and max iterations are honoured before every model call.
 func (r *runState) par(runCtx, timeoutCtx context.Context, user string) *Result {
-	var hist PlanHistory
+	var hist planner.PlanHistory
 	res := r.parLoop(runCtx, timeoutCtx, user, &hist)
 	if p, v := hist.Latest(); v > 0 && res.Plan == nil {
 		res.Plan = p
@@ -466,7 +186,7 @@ func (r *runState) par(runCtx, timeoutCtx context.Context, user string) *Result 
 	return res
 }
 
-func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist *PlanHistory) *Result {
+func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist *planner.PlanHistory) *Result {
 	r.messages = buildMessages("", r.history, user)
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	all := r.loopTools()
@@ -475,7 +195,7 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 	failed := func(phase string, err error) *Result { return r.failed(runCtx, timeoutCtx, phase, err) }
 
 	// Plan.
-	var plan TypedPlan
+	var plan planner.TypedPlan
 	var planErr error
 	var previous string
 	for attempt := 1; attempt <= 2; attempt++ {
@@ -499,8 +219,8 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 		return r.finish(StopError, "", fmt.Errorf("the model did not produce a valid plan: %w", planErr))
 	}
 	version := hist.Add(plan)
-	r.planRefs = PlanID(version)
-	r.emit(EventPlanAuthored, PlanPayload{Revision: version, Plan: plan, Summary: plan.Summary(version)},
+	r.planRefs = planner.PlanID(version)
+	r.emit(EventPlanAuthored, PlanPayload{Revision: version, Plan: plan, Summary: planSummary(plan, version)},
 		References{PlanID: r.planRefs, PromptVersion: PARPromptVersion, SectionKey: "planning"})
 
 	// Act and reflect, step by step.
@@ -563,19 +283,19 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 		var update *PlanPayload
 		switch {
 		case refl.rollbackTo != "":
-			n, perr := ParsePlanID(refl.rollbackTo)
+			n, perr := planner.ParsePlanID(refl.rollbackTo)
 			if perr == nil {
-				var d PlanDiff
+				var d planner.PlanDiff
 				if version, d, perr = hist.Rollback(n); perr == nil {
 					plan, _ = hist.Latest()
-					update = &PlanPayload{Revision: version, Plan: plan, Diff: d, Summary: plan.Summary(version) + " (rollback to " + PlanID(n) + ")"}
+					update = &PlanPayload{Revision: version, Plan: plan, Diff: d, Summary: planSummary(plan, version) + " (rollback to " + planner.PlanID(n) + ")"}
 				}
 			}
 			if perr != nil {
 				refl.control["error"] = perr.Error()
 			}
 		case refl.revise && refl.plan != nil:
-			revised, perr := decodeTypedPlan(refl.plan, known)
+			revised, perr := planner.DecodeTypedPlan(refl.plan, known)
 			if perr != nil {
 				refl.control["error"] = perr.Error()
 				break
@@ -585,7 +305,7 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 			version = hist.Add(revised)
 			plan = revised
 			d, _ := hist.Diff(prev, version)
-			update = &PlanPayload{Revision: version, Plan: plan, Diff: d, Summary: plan.Summary(version)}
+			update = &PlanPayload{Revision: version, Plan: plan, Diff: d, Summary: planSummary(plan, version)}
 		}
 		r.emit(EventReflectionAdded, TextPayload{Text: refl.text, Control: refl.control}, refs)
 		status := "unsatisfied"
@@ -598,7 +318,7 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 		}
 		notes = append(notes, parStepNote{step: step.ID, status: status, text: refl.text})
 		if update != nil {
-			r.planRefs = PlanID(version)
+			r.planRefs = planner.PlanID(version)
 			r.emit(EventPlanUpdated, *update, References{PlanID: r.planRefs, StepID: step.ID, PromptVersion: PARPromptVersion, SectionKey: "planning"})
 		}
 		if refl.done && update == nil {
@@ -625,17 +345,17 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 }
 
 // nextStep is the first step of plan not yet satisfied.
-func nextStep(plan TypedPlan, satisfied map[string]bool) (PlanStep, bool) {
+func nextStep(plan planner.TypedPlan, satisfied map[string]bool) (planner.PlanStep, bool) {
 	for _, s := range plan.Steps {
 		if !satisfied[s.ID] {
 			return s, true
 		}
 	}
-	return PlanStep{}, false
+	return planner.PlanStep{}, false
 }
 
 // parStepGate offers only the step's intended tools and refuses others.
-func parStepGate(step PlanStep, planID string) *toolGate {
+func parStepGate(step planner.PlanStep, planID string) *toolGate {
 	names := step.ToolNames()
 	return &toolGate{
 		allow: func(name string) bool { return slices.Contains(names, name) },
@@ -706,7 +426,7 @@ func parseReflection(content, stepID string) parReflection {
 	if v, ok := c["rollback_to"]; ok {
 		var n int
 		if json.Unmarshal(v, &n) == nil {
-			refl.rollbackTo = PlanID(n)
+			refl.rollbackTo = planner.PlanID(n)
 		} else {
 			refl.rollbackTo = strOf("rollback_to")
 		}
@@ -753,7 +473,7 @@ the last step usually answers with [[Note]] citations.`)
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func planJSON(p TypedPlan) string {
+func planJSON(p planner.TypedPlan) string {
 	b, _ := json.MarshalIndent(p, "", "  ")
 	return string(b)
 }
@@ -768,10 +488,10 @@ func writeNotes(b *strings.Builder, notes []parStepNote) {
 	}
 }
 
-func parActPrompt(plan TypedPlan, version int, step PlanStep, attempt int, notes []parStepNote) string {
+func parActPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, attempt int, notes []parStepNote) string {
 	var b strings.Builder
 	b.WriteString(parPreamble)
-	fmt.Fprintf(&b, "\n\n[phase:act] Carry out step %s of plan %s now.\n", step.ID, PlanID(version))
+	fmt.Fprintf(&b, "\n\n[phase:act] Carry out step %s of plan %s now.\n", step.ID, planner.PlanID(version))
 	fmt.Fprintf(&b, "Current step: %s: %s\n", step.ID, step.Description)
 	tools := strings.Join(step.ToolNames(), ", ")
 	if tools == "" {
@@ -788,10 +508,10 @@ func parActPrompt(plan TypedPlan, version int, step PlanStep, attempt int, notes
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func parReflectPrompt(plan TypedPlan, version int, step PlanStep, actText string, calls int) string {
+func parReflectPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, actText string, calls int) string {
 	var b strings.Builder
 	b.WriteString(parPreamble)
-	fmt.Fprintf(&b, "\n\n[phase:observe] Reflect on step %s of plan %s: judge its outcome against its exit criteria.\n", step.ID, PlanID(version))
+	fmt.Fprintf(&b, "\n\n[phase:observe] Reflect on step %s of plan %s: judge its outcome against its exit criteria.\n", step.ID, planner.PlanID(version))
 	fmt.Fprintf(&b, "Step %s: %s\nExit criteria: %s\n", step.ID, step.Description, step.ExitCriteria)
 	if calls > 0 {
 		fmt.Fprintf(&b, "The step made %d tool call(s); their results are the last messages of the conversation.\n", calls)
@@ -811,10 +531,10 @@ Plan:
 	return b.String()
 }
 
-func parSynthesisPrompt(plan TypedPlan, version int, notes []parStepNote) string {
+func parSynthesisPrompt(plan planner.TypedPlan, version int, notes []parStepNote) string {
 	var b strings.Builder
 	b.WriteString(parPreamble)
-	fmt.Fprintf(&b, "\n\nAll steps of plan %s are done. Write the final answer to the user's request now, from the tool results in the conversation.\n", PlanID(version))
+	fmt.Fprintf(&b, "\n\nAll steps of plan %s are done. Write the final answer to the user's request now, from the tool results in the conversation.\n", planner.PlanID(version))
 	b.WriteString("Answer from the notes only and cite every note you use as [[Note Name]]. If the notes do not contain the answer, say so plainly.\n")
 	fmt.Fprintf(&b, "The plan's exit criteria: %s", plan.ExitCriteria)
 	writeNotes(&b, notes)

@@ -471,7 +471,10 @@ func firstDiff(want, got any, path string) (string, any, any, bool) {
 		for _, k := range append(order, rest...) {
 			wv, wok := w[k]
 			gv, gok := g[k]
-			p := keyPath(path, k)
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
 			if !wok || !gok {
 				return p, orAbsent(wv, wok), orAbsent(gv, gok), true
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
 )
 
 // Outcomes of a stage attempt (StagePayload.Outcome).
@@ -19,7 +20,7 @@ const (
 	StageTerminate = "terminate"
 )
 
-// staged runs the stages of a policy in order (seed 003, pattern 2). The
+// staged runs the stages of a policy in order. The
 // policy is Config.PolicyPath, or the embedded default.
 //
 // A PlanAuthored event (plan.v1) records the stage sequence with each
@@ -40,7 +41,7 @@ const (
 // stage sees what an earlier one read); the outputs of earlier stages are
 // given in the system message.
 func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Result {
-	pol, err := LoadPolicy(r.cfg.PolicyPath)
+	pol, err := planner.LoadPolicy(r.cfg.PolicyPath, r.registry.Names())
 	if err != nil {
 		return r.finish(StopError, "", err)
 	}
@@ -49,9 +50,9 @@ func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Resu
 	version := pol.PromptVersion()
 	all := r.loopTools()
 
-	r.planRefs = PlanID(1)
+	r.planRefs = planner.PlanID(1)
 	names := pol.StageNames()
-	r.emit(EventPlanAuthored, PlanPayload{Revision: 1, Plan: pol.outline(), Summary: firstLine("Stages: "+strings.Join(names, " → "), 200)},
+	r.emit(EventPlanAuthored, PlanPayload{Revision: 1, Plan: pol.Outline(), Summary: firstLine("Stages: "+strings.Join(names, " → "), 200)},
 		References{PlanID: r.planRefs, PromptVersion: version, SectionKey: "planning"})
 
 	var done []stageResult
@@ -80,9 +81,9 @@ func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Resu
 			rejected = nil
 			attempt = 1
 			switch next := st.Transitions.OnSuccess; next {
-			case OnSuccessTerminate:
+			case planner.OnSuccessTerminate:
 				return r.finish(StopFinalAnswer, res.answer(), nil)
-			case OnSuccessNext:
+			case planner.OnSuccessNext:
 				if idx+1 == len(pol.Stages) {
 					return r.finish(StopFinalAnswer, res.answer(), nil)
 				}
@@ -97,12 +98,12 @@ func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Resu
 		t := st.Transitions
 		completed := StagePayload{Stage: st.Name, Attempt: attempt, Output: res.output, Error: res.err.Error()}
 		switch {
-		case t.OnInvalid == OnInvalidRetry && attempt <= t.MaxRetries:
+		case t.OnInvalid == planner.OnInvalidRetry && attempt <= t.MaxRetries:
 			completed.Outcome = StageRetry
 			r.emit(EventStageCompleted, completed, refs)
 			attempt++
 			rejected = &res
-		case t.OnInvalid != OnInvalidTerminate && t.FallbackStage != "":
+		case t.OnInvalid != planner.OnInvalidTerminate && t.FallbackStage != "":
 			completed.Outcome = StageFallback
 			r.emit(EventStageCompleted, completed, refs)
 			r.emit(EventReflectionAdded, TextPayload{
@@ -140,7 +141,7 @@ func (s stageResult) answer() string {
 
 // stageAttempt runs one attempt of stage idx. A non-nil *Result ends the
 // run (stop, timeout, model failure).
-func (r *runState) stageAttempt(runCtx, timeoutCtx context.Context, pol *Policy, idx, attempt int, rejected *stageResult, done []stageResult, all []llm.ToolDef) (stageResult, *Result) {
+func (r *runState) stageAttempt(runCtx, timeoutCtx context.Context, pol *planner.Policy, idx, attempt int, rejected *stageResult, done []stageResult, all []llm.ToolDef) (stageResult, *Result) {
 	st := &pol.Stages[idx]
 	g := st.Guardrails
 	res := stageResult{stage: st.Name}
@@ -213,7 +214,7 @@ func (r *runState) stageAttempt(runCtx, timeoutCtx context.Context, pol *Policy,
 
 // stageOutput extracts the JSON object of a stage's reply and validates it
 // against the stage's output schema.
-func stageOutput(st *Stage, text string) (map[string]any, error) {
+func stageOutput(st *planner.Stage, text string) (map[string]any, error) {
 	raw, _, ok := jsonObjectIn(text)
 	if !ok {
 		return nil, errors.New("the output holds no JSON object")
@@ -234,7 +235,7 @@ You cannot edit the vault; you can only search and read it with tools. You work 
 // stagePrompt is the system message of a stage attempt. The output schema
 // comes before any other JSON (the offline model takes the first schema it
 // finds).
-func stagePrompt(pol *Policy, idx, attempt int, rejected *stageResult, done []stageResult) string {
+func stagePrompt(pol *planner.Policy, idx, attempt int, rejected *stageResult, done []stageResult) string {
 	st := &pol.Stages[idx]
 	var b strings.Builder
 	b.WriteString(stagedPreamble)

@@ -28,6 +28,12 @@ var (
 	// ErrNotSolo is returned when plan_progress is batched with other calls.
 	ErrNotSolo = errors.New("plan_progress must be the only tool call in its turn")
 
+	// ErrPlanVersion is returned for a typed-plan version that does not
+	// exist or is not written plan.vN.
+	ErrPlanVersion = errors.New("bad plan version")
+	// ErrInvalidPolicy marks a stage policy that cannot be used.
+	ErrInvalidPolicy = errors.New("invalid stage policy")
+
 	// ErrStoreLocked is returned by OpenReviewStore when another process (or
 	// another open in this process) holds the database.
 	ErrStoreLocked = errors.New("plan review store is locked by another process")

@@ -1,10 +1,9 @@
-package agent
+package planner
 
 import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -19,9 +18,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
 )
-
-// ErrInvalidPolicy marks a stage policy file that cannot be used.
-var ErrInvalidPolicy = errors.New("invalid stage policy")
 
 // Stage transition values.
 const (
@@ -40,8 +36,8 @@ const (
 	maxStageTurns        = 20
 )
 
-// Policy is a staged-mode policy (seed 003, pattern 2): ordered stages,
-// each with its prompt, output schema, guardrails and transition rules.
+// Policy is a staged-mode policy: ordered stages, each with its prompt,
+// output schema, guardrails and transition rules.
 // A loaded Policy is valid and read-only.
 type Policy struct {
 	Name        string  `json:"name"`
@@ -127,7 +123,7 @@ func (s *Stage) Validate(v any) error {
 var defaultPolicyYAML []byte
 
 var defaultPolicy = sync.OnceValues(func() (*Policy, error) {
-	return ParsePolicy("policies/default.yaml", defaultPolicyYAML)
+	return ParsePolicy("policies/default.yaml", defaultPolicyYAML, nil)
 })
 
 // DefaultPolicy returns the embedded default policy (stages goal_framing,
@@ -141,8 +137,9 @@ func DefaultPolicy() *Policy {
 }
 
 // LoadPolicy reads and validates a policy file, YAML (.yaml, .yml) or JSON
-// (.json) by extension. "" returns the embedded default.
-func LoadPolicy(path string) (*Policy, error) {
+// (.json) by extension, against the tool names a stage may allow (nil:
+// any). "" returns the embedded default.
+func LoadPolicy(path string, tools []string) (*Policy, error) {
 	if path == "" {
 		return DefaultPolicy(), nil
 	}
@@ -150,13 +147,8 @@ func LoadPolicy(path string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPolicy, err)
 	}
-	return ParsePolicy(path, data)
+	return ParsePolicy(path, data, tools)
 }
-
-// knownToolNames are the names of every tool a policy may allow.
-var knownToolNames = sync.OnceValue(func() []string {
-	return NewRegistry(append(builtinTools(), plannerTools()...)...).Names()
-})
 
 // ParsePolicy parses and validates a policy; name is the file name, used
 // for the format (by extension) and in error messages. Every problem is
@@ -164,8 +156,9 @@ var knownToolNames = sync.OnceValue(func() []string {
 //
 //	policy.yaml: stages[2].transitions.fallback_stage: unknown stage "synthsis" (stages: goal_framing, ...)
 //
-// Unknown keys are rejected; output schemas are compiled with jsonschema-go.
-func ParsePolicy(name string, data []byte) (*Policy, error) {
+// Unknown keys are rejected; output schemas are compiled with jsonschema-go;
+// allowed tools must be among tools unless tools is nil.
+func ParsePolicy(name string, data []byte, tools []string) (*Policy, error) {
 	var doc any
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".yaml", ".yml":
@@ -181,7 +174,7 @@ func ParsePolicy(name string, data []byte) (*Policy, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s: unsupported extension %q (want .yaml, .yml or .json)", ErrInvalidPolicy, name, ext)
 	}
-	c := &policyChecker{}
+	c := &policyChecker{tools: tools}
 	p := c.policy(doc)
 	if len(c.problems) > 0 {
 		lines := make([]string, len(c.problems))
@@ -196,6 +189,7 @@ func ParsePolicy(name string, data []byte) (*Policy, error) {
 // policyChecker walks a decoded policy document, building the Policy and
 // collecting located problems.
 type policyChecker struct {
+	tools    []string // the tools a stage may allow; nil: any
 	problems []string
 }
 
@@ -384,8 +378,8 @@ func (c *policyChecker) policy(doc any) *Policy {
 		if g, ok := c.optionalObject(sm["guardrails"], gpath, "allowed_tools", "token_budget", "max_turns"); ok {
 			s.Guardrails.AllowedTools = c.strList(g, "allowed_tools", gpath)
 			for j, t := range s.Guardrails.AllowedTools {
-				if !slices.Contains(knownToolNames(), t) {
-					c.addf(fmt.Sprintf("%s.allowed_tools[%d]", gpath, j), "unknown tool %q (tools: %s)", t, strings.Join(knownToolNames(), ", "))
+				if c.tools != nil && !slices.Contains(c.tools, t) {
+					c.addf(fmt.Sprintf("%s.allowed_tools[%d]", gpath, j), "unknown tool %q (tools: %s)", t, strings.Join(c.tools, ", "))
 				}
 			}
 			s.Guardrails.TokenBudget = c.integer(g, "token_budget", gpath, 0, math.MaxInt32, 0)
@@ -599,16 +593,16 @@ func describeValue(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// policyOutline is the plan artifact of a staged run: the stage sequence
-// with each stage's constraints (seed 003: the planner notes the per-stage
-// tooling in the plan).
-type policyOutline struct {
+// PolicyOutline is the plan artifact of a staged run: the stage sequence
+// with each stage's constraints, the per-stage tooling included.
+type PolicyOutline struct {
 	Policy  string         `json:"policy"`
 	Version string         `json:"version,omitempty"`
-	Stages  []stageOutline `json:"stages"`
+	Stages  []StageOutline `json:"stages"`
 }
 
-type stageOutline struct {
+// StageOutline is one stage of a PolicyOutline.
+type StageOutline struct {
 	Name          string   `json:"name"`
 	AllowedTools  []string `json:"allowed_tools"`
 	MaxTurns      int      `json:"max_turns,omitempty"`
@@ -619,10 +613,11 @@ type stageOutline struct {
 	FallbackStage string   `json:"fallback_stage,omitempty"`
 }
 
-func (p *Policy) outline() policyOutline {
-	o := policyOutline{Policy: p.Name, Version: p.Version, Stages: make([]stageOutline, 0, len(p.Stages))}
+// Outline returns the policy's outline.
+func (p *Policy) Outline() PolicyOutline {
+	o := PolicyOutline{Policy: p.Name, Version: p.Version, Stages: make([]StageOutline, 0, len(p.Stages))}
 	for _, s := range p.Stages {
-		o.Stages = append(o.Stages, stageOutline{
+		o.Stages = append(o.Stages, StageOutline{
 			Name: s.Name, AllowedTools: slices.Clone(s.Guardrails.AllowedTools), MaxTurns: s.Guardrails.MaxTurns,
 			TokenBudget: s.Guardrails.TokenBudget, OnSuccess: s.Transitions.OnSuccess, OnInvalid: s.Transitions.OnInvalid,
 			MaxRetries: s.Transitions.MaxRetries, FallbackStage: s.Transitions.FallbackStage,
