@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/vault-agent/vault-agent/llm"
@@ -9,7 +10,7 @@ import (
 )
 
 // Event types. Every significant action of a run is one append-only Event
-// carrying one of these types (seed 003, pattern 3).
+// carrying one of these types; payloadTypes says which payload each has.
 const (
 	EventRunStarted        = "RunStarted"
 	EventTurnStarted       = "TurnStarted"
@@ -44,7 +45,7 @@ const (
 	StopError          = "error"
 )
 
-// References ties an event to plans, prompts and tools (seed 003 envelope).
+// References ties an event to plans, prompts and tools.
 type References struct {
 	PlanID        string `json:"plan_id,omitempty"`
 	StepID        string `json:"step_id,omitempty"`
@@ -64,9 +65,94 @@ type Event struct {
 	Seq        int        `json:"seq"`
 	Iteration  int        `json:"iteration"`
 	References References `json:"references"`
-	// Payload is one of the *Payload types below (or json.RawMessage when
-	// read back from a trace).
-	Payload any `json:"payload"`
+	// Payload is the one payload type of EventType (see payloadTypes), in
+	// a live event and in one read back from a trace alike.
+	Payload Payload `json:"payload"`
+}
+
+// Payload is an event's payload. The set is closed: the *Payload types of
+// this package, one per event type, so a view of the event stream reads a
+// payload with a type assertion or switch, never by decoding it.
+type Payload interface{ isPayload() }
+
+func (RunStartedPayload) isPayload()       {}
+func (TurnStartedPayload) isPayload()      {}
+func (ModelRespondedPayload) isPayload()   {}
+func (ToolInvokedPayload) isPayload()      {}
+func (ToolReturnedPayload) isPayload()     {}
+func (PlanPayload) isPayload()             {}
+func (TextPayload) isPayload()             {}
+func (PlanContinuationPayload) isPayload() {}
+func (StagePayload) isPayload()            {}
+func (RunTerminatedPayload) isPayload()    {}
+
+// payloadTypes gives the payload type of every event type: the one
+// decoder of payloads read back as JSON.
+var payloadTypes = map[string]func(json.RawMessage) (Payload, error){
+	EventRunStarted:        decodeAs[RunStartedPayload],
+	EventTurnStarted:       decodeAs[TurnStartedPayload],
+	EventModelResponded:    decodeAs[ModelRespondedPayload],
+	EventToolInvoked:       decodeAs[ToolInvokedPayload],
+	EventToolReturned:      decodeAs[ToolReturnedPayload],
+	EventPlanAuthored:      decodeAs[PlanPayload],
+	EventPlanUpdated:       decodeAs[PlanPayload],
+	EventPlanReviewPending: decodeAs[PlanPayload],
+	EventReflectionAdded:   decodeAs[TextPayload],
+	EventReasonEmitted:     decodeAs[TextPayload],
+	EventObserveEmitted:    decodeAs[TextPayload],
+	EventInputRequested:    decodeAs[TextPayload],
+	EventInputReceived:     decodeAs[TextPayload],
+	EventInputTimeout:      decodeAs[TextPayload],
+	EventAnswerDelta:       decodeAs[TextPayload],
+	EventPlanContinuation:  decodeAs[PlanContinuationPayload],
+	EventStageStarted:      decodeAs[StagePayload],
+	EventStageCompleted:    decodeAs[StagePayload],
+	EventRunTerminated:     decodeAs[RunTerminatedPayload],
+}
+
+func decodeAs[T Payload](raw json.RawMessage) (Payload, error) {
+	p, err := decodeValue[T](raw)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// DecodePayload decodes the JSON payload of an event of type eventType into
+// its payload type.
+func DecodePayload(eventType string, raw json.RawMessage) (Payload, error) {
+	decode, ok := payloadTypes[eventType]
+	if !ok {
+		return nil, fmt.Errorf("unknown event type %q", eventType)
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, fmt.Errorf("%s event without a payload", eventType)
+	}
+	p, err := decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s payload: %v", eventType, err)
+	}
+	return p, nil
+}
+
+// UnmarshalJSON decodes an event, its payload as the payload type of its
+// event type.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type envelope Event
+	var raw struct {
+		envelope
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	p, err := DecodePayload(raw.EventType, raw.Payload)
+	if err != nil {
+		return err
+	}
+	*e = Event(raw.envelope)
+	e.Payload = p
+	return nil
 }
 
 // Transient reports whether the event is a streaming artefact that traces
@@ -152,6 +238,53 @@ type PlanPayload struct {
 	Diff any `json:"diff,omitempty"`
 }
 
+// UnmarshalJSON decodes Plan and Diff into the types the loops put there:
+// Plan is a planner.TypedPlan (par) or a planner.PolicyOutline (staged),
+// Diff a planner.PlanDiff.
+func (p *PlanPayload) UnmarshalJSON(b []byte) error {
+	type fields PlanPayload
+	var raw struct {
+		fields
+		Plan json.RawMessage `json:"plan"`
+		Diff json.RawMessage `json:"diff"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*p = PlanPayload(raw.fields)
+	if len(raw.Plan) > 0 && string(raw.Plan) != "null" {
+		var probe struct {
+			Policy *string `json:"policy"`
+		}
+		if err := json.Unmarshal(raw.Plan, &probe); err != nil {
+			return fmt.Errorf("plan: %v", err)
+		}
+		var err error
+		if probe.Policy != nil {
+			p.Plan, err = decodeValue[planner.PolicyOutline](raw.Plan)
+		} else {
+			p.Plan, err = decodeValue[planner.TypedPlan](raw.Plan)
+		}
+		if err != nil {
+			return fmt.Errorf("plan: %v", err)
+		}
+	}
+	if len(raw.Diff) > 0 && string(raw.Diff) != "null" {
+		d, err := decodeValue[planner.PlanDiff](raw.Diff)
+		if err != nil {
+			return fmt.Errorf("diff: %v", err)
+		}
+		p.Diff = d
+	}
+	return nil
+}
+
+func decodeValue[T any](raw json.RawMessage) (T, error) {
+	var v T
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
 // TextPayload carries one piece of model text: reflections, reason and
 // observe phases, answer deltas, continuation notes, input questions.
 type TextPayload struct {
@@ -167,6 +300,14 @@ type StagePayload struct {
 	Output  map[string]any `json:"output,omitempty"`
 	Outcome string         `json:"outcome,omitempty"` // ok | retry | fallback | terminate
 	Error   string         `json:"error,omitempty"`
+}
+
+// PlanContinuationPayload is carried by PlanContinuation events.
+type PlanContinuationPayload struct {
+	Attempt   int    `json:"attempt"`
+	Max       int    `json:"max"`
+	Remaining int    `json:"remaining"`
+	Text      string `json:"text"`
 }
 
 // RunTerminatedPayload closes a run.

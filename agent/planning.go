@@ -13,14 +13,6 @@ import (
 // toolRequestInput is the name of the pause-for-user-input tool.
 const toolRequestInput = "request_input"
 
-// PlanContinuationPayload is carried by PlanContinuation events.
-type PlanContinuationPayload struct {
-	Attempt   int    `json:"attempt"`
-	Max       int    `json:"max"`
-	Remaining int    `json:"remaining"`
-	Text      string `json:"text"`
-}
-
 // RequestInputArgs are the arguments of request_input.
 type RequestInputArgs struct {
 	Question string `json:"question" jsonschema:"the question to show the user"`

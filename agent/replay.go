@@ -30,7 +30,7 @@ var ErrReplayExhausted = errors.New("replay: the run asked for a model response 
 // ReadTrace reads a JSONL trace written by TraceWriter. Each line must be
 // one event of the same run, with seq 1, 2, 3...; the error names the first
 // bad line (a truncated last line, invalid JSON, a missing field, a seq out
-// of order, another run's id). Payloads are left as json.RawMessage.
+// of order, another run's id, a payload that is not its type's).
 func ReadTrace(path string) ([]Event, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -120,9 +120,13 @@ func parseTraceLine(b []byte) (Event, error) {
 	if len(missing) > 0 {
 		return Event{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	}
+	payload, err := DecodePayload(*raw.EventType, raw.Payload)
+	if err != nil {
+		return Event{}, err
+	}
 	return Event{
 		EventID: *raw.EventID, EventType: *raw.EventType, Timestamp: *raw.Timestamp, Actor: raw.Actor,
-		RunID: *raw.RunID, Seq: *raw.Seq, Iteration: raw.Iteration, References: raw.References, Payload: raw.Payload,
+		RunID: *raw.RunID, Seq: *raw.Seq, Iteration: raw.Iteration, References: raw.References, Payload: payload,
 	}, nil
 }
 
@@ -181,14 +185,14 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 	if len(recorded) == 0 || recorded[0].EventType != EventRunStarted {
 		return nil, fmt.Errorf("%w: the trace does not start with RunStarted", ErrBadTrace)
 	}
-	start, ok := decodePayload[RunStartedPayload](recorded[0].Payload)
+	start, ok := recorded[0].Payload.(RunStartedPayload)
 	if !ok || start.Config == nil {
 		return nil, fmt.Errorf("%w: RunStarted records no run config (the trace was written by an older vault-agent); it cannot be replayed", ErrBadTrace)
 	}
 	runID := recorded[0].RunID
 	endReason := ""
 	if last := recorded[len(recorded)-1]; last.EventType == EventRunTerminated {
-		if p, ok := decodePayload[RunTerminatedPayload](last.Payload); ok {
+		if p, ok := last.Payload.(RunTerminatedPayload); ok {
 			endReason = p.StopReason
 		}
 	}
@@ -199,7 +203,7 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 	model := &replayModel{name: start.Model}
 	for _, e := range recorded {
 		if e.EventType == EventModelResponded {
-			p, _ := decodePayload[ModelRespondedPayload](e.Payload)
+			p, _ := e.Payload.(ModelRespondedPayload)
 			model.turns = append(model.turns, p)
 		}
 	}
@@ -251,7 +255,7 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 			// Deliver the recorded answer; without one, stop rather than
 			// wait for the input timeout.
 			if pos+1 < len(recorded) && recorded[pos+1].EventType == EventInputReceived {
-				if p, ok := decodePayload[TextPayload](recorded[pos+1].Payload); ok {
+				if p, ok := recorded[pos+1].Payload.(TextPayload); ok {
 					_ = ag.Input(runID, p.Text)
 					return
 				}
@@ -547,30 +551,6 @@ func jsonText(v any) string {
 	return s
 }
 
-// decodePayload returns an event payload as T, whether it is already a T
-// (a live event) or JSON (read from a trace).
-func decodePayload[T any](p any) (T, bool) {
-	var out T
-	switch x := p.(type) {
-	case T:
-		return x, true
-	case *T:
-		if x != nil {
-			return *x, true
-		}
-		return out, false
-	case json.RawMessage:
-		return out, json.Unmarshal(x, &out) == nil
-	case nil:
-		return out, false
-	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		return out, false
-	}
-	return out, json.Unmarshal(b, &out) == nil
-}
-
 // WriteTimeline writes a readable timeline of events: the time since the
 // first event, the iteration, the type and a one-line summary. It needs no
 // vault.
@@ -598,13 +578,13 @@ func EventSummary(e Event) string {
 	line := func(s string) string { return firstLine(strings.Join(strings.Fields(s), " "), 140) }
 	switch e.EventType {
 	case EventRunStarted:
-		p, _ := decodePayload[RunStartedPayload](e.Payload)
+		p, _ := e.Payload.(RunStartedPayload)
 		return line(fmt.Sprintf("mode %s, model %s, max %d iterations: %q", p.Mode, p.Model, p.MaxIterations, p.Goal))
 	case EventTurnStarted:
-		p, _ := decodePayload[TurnStartedPayload](e.Payload)
+		p, _ := e.Payload.(TurnStartedPayload)
 		return fmt.Sprintf("iteration %d", p.Iteration)
 	case EventModelResponded:
-		p, _ := decodePayload[ModelRespondedPayload](e.Payload)
+		p, _ := e.Payload.(ModelRespondedPayload)
 		phase := p.Phase
 		if phase == "" {
 			phase = "act"
@@ -621,20 +601,20 @@ func EventSummary(e Event) string {
 		}
 		return line(fmt.Sprintf("%s: %s", phase, p.Response.Content))
 	case EventToolInvoked:
-		p, _ := decodePayload[ToolInvokedPayload](e.Payload)
+		p, _ := e.Payload.(ToolInvokedPayload)
 		return line(p.Summary)
 	case EventToolReturned:
-		p, _ := decodePayload[ToolReturnedPayload](e.Payload)
+		p, _ := e.Payload.(ToolReturnedPayload)
 		s := p.Summary
 		if s == "" && !p.Success {
 			s = p.Tool + " failed: " + p.Error
 		}
 		return line(fmt.Sprintf("%s (%.1f ms)", s, p.LatencyMs))
 	case EventPlanAuthored, EventPlanUpdated, EventPlanReviewPending:
-		p, _ := decodePayload[PlanPayload](e.Payload)
+		p, _ := e.Payload.(PlanPayload)
 		return line(p.Summary)
 	case EventStageStarted, EventStageCompleted:
-		p, _ := decodePayload[StagePayload](e.Payload)
+		p, _ := e.Payload.(StagePayload)
 		s := fmt.Sprintf("%s (attempt %d)", p.Stage, p.Attempt)
 		if p.Outcome != "" {
 			s += ": " + p.Outcome
@@ -644,10 +624,10 @@ func EventSummary(e Event) string {
 		}
 		return line(s)
 	case EventPlanContinuation:
-		p, _ := decodePayload[PlanContinuationPayload](e.Payload)
+		p, _ := e.Payload.(PlanContinuationPayload)
 		return line(fmt.Sprintf("continuation %d/%d: %s", p.Attempt, p.Max, p.Text))
 	case EventRunTerminated:
-		p, _ := decodePayload[RunTerminatedPayload](e.Payload)
+		p, _ := e.Payload.(RunTerminatedPayload)
 		s := p.StopReason
 		if p.Error != "" {
 			s += ": " + p.Error
@@ -656,6 +636,6 @@ func EventSummary(e Event) string {
 		}
 		return line(s)
 	}
-	p, _ := decodePayload[TextPayload](e.Payload)
+	p, _ := e.Payload.(TextPayload)
 	return line(p.Text)
 }

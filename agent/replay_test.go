@@ -318,7 +318,7 @@ func TestReadTraceErrors(t *testing.T) {
 }
 
 func TestReplayNeedsConfig(t *testing.T) {
-	ev := Event{EventID: "x-0001", EventType: EventRunStarted, RunID: "x", Seq: 1, Payload: json.RawMessage(`{"goal":"g","mode":"react"}`)}
+	ev := Event{EventID: "x-0001", EventType: EventRunStarted, RunID: "x", Seq: 1, Payload: RunStartedPayload{Goal: "g", Mode: "react"}}
 	if _, err := Replay(context.Background(), []Event{ev}, newFakeIndex(t)); !errors.Is(err, ErrBadTrace) || !strings.Contains(err.Error(), "no run config") {
 		t.Fatalf("err = %v", err)
 	}

@@ -527,7 +527,7 @@ func dedupe(s []string) []string {
 
 // emit appends an event to the run's stream. Event ids are the run id and
 // a sequence number, so they are stable across retries and replays.
-func (r *runState) emit(typ string, payload any, refs References) Event {
+func (r *runState) emit(typ string, payload Payload, refs References) Event {
 	if refs.Namespace == "" {
 		refs.Namespace = "vault-agent"
 	}

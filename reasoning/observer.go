@@ -2,22 +2,14 @@ package reasoning
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/planner"
 )
-
-// Planner tools are orchestration, not actions: their successful calls show
-// up as [Plan] steps (from PlanAuthored/PlanUpdated), not as [Act]/[Obs].
-var plannerTools = map[string]bool{"write_todos": true, "plan_progress": true}
-
-// defaultMaxContinuations is the planner's continuation cap (DESIGN §5),
-// shown when the PlanContinuation event does not carry its own.
-const defaultMaxContinuations = 5
 
 // Observer turns a run's agent events into reasoning steps on a Block and
 // publishes the host message whenever it changed. It satisfies agent.Sink
@@ -173,7 +165,7 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 	}
 	switch ev.EventType {
 	case agent.EventRunStarted:
-		if p, ok := payload[agent.RunStartedPayload](ev.Payload); ok {
+		if p, ok := ev.Payload.(agent.RunStartedPayload); ok {
 			o.maxIterations = p.MaxIterations
 		}
 		o.block.Start(time.Time{})
@@ -188,13 +180,13 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		// text was thinking-out-loud, not the final answer: drop it and go
 		// back to reasoning. The authoritative answer arrives with
 		// RunTerminated anyway.
-		p, _ := payload[agent.ModelRespondedPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.ModelRespondedPayload)
 		if len(p.Response.ToolCalls) > 0 || p.Phase == "reason" || p.Phase == "plan" {
 			o.discard()
 		}
 
 	case agent.EventAnswerDelta:
-		p, _ := payload[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		if p.Text != "" {
 			o.streamed = true
 			o.block.AppendAnswer(p.Text)
@@ -202,8 +194,10 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 
 	case agent.EventToolInvoked:
 		o.discard()
-		p, _ := payload[agent.ToolInvokedPayload](ev.Payload)
-		if plannerTools[p.Tool] {
+		p, _ := ev.Payload.(agent.ToolInvokedPayload)
+		// Planner tools are orchestration, not actions: their successful
+		// calls show up as [Plan] steps (from PlanAuthored/PlanUpdated).
+		if planner.IsPlannerTool(p.Tool) {
 			break
 		}
 		s := p.Summary
@@ -213,9 +207,9 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		add(o.tag("Act", s))
 
 	case agent.EventToolReturned:
-		p, _ := payload[agent.ToolReturnedPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.ToolReturnedPayload)
 		// Failed planner calls stay visible: no [Plan] step would show them.
-		if plannerTools[p.Tool] && p.Success {
+		if planner.IsPlannerTool(p.Tool) && p.Success {
 			break
 		}
 		s := p.Summary
@@ -230,7 +224,7 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 
 	case agent.EventPlanAuthored, agent.EventPlanUpdated:
 		o.continuations = 0
-		p, _ := payload[agent.PlanPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.PlanPayload)
 		s := p.Summary
 		if strings.TrimSpace(s) == "" {
 			s = planFallback(p)
@@ -241,31 +235,31 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		if !o.cfg.Planner {
 			break
 		}
-		p, _ := payload[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		const tag = "[Reflect] "
 		if s := FirstSentence(p.Text, o.cfg.MaxStepLen-len(tag)); s != "" {
 			add(tag + s)
 		}
 
 	case agent.EventReasonEmitted:
-		p, _ := payload[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		add(FirstSentence(controlText(p, "plan"), o.cfg.MaxStepLen))
 
 	case agent.EventObserveEmitted:
-		p, _ := payload[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		add(FirstSentence(controlText(p, "observation"), o.cfg.MaxStepLen))
 
 	case agent.EventPlanContinuation:
 		// The text answer was held back because the plan is unfinished.
 		o.discard()
 		o.continuations++
-		p, _ := payload[agent.PlanContinuationPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.PlanContinuationPayload)
 		k, limit := p.Attempt, p.Max
 		if k <= 0 {
 			k = o.continuations
 		}
 		if limit <= 0 {
-			limit = defaultMaxContinuations
+			limit = planner.DefaultMaxContinuations
 		}
 		add(fmt.Sprintf("Plan not finished; continuing (%d/%d)", k, limit))
 
@@ -274,7 +268,7 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		add(o.tag("Plan", "Plan ready for your review"))
 
 	case agent.EventInputRequested:
-		p, _ := payload[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		q := p.Text
 		if q == "" {
 			q, _ = p.Control["question"].(string)
@@ -288,7 +282,7 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		add("No input received in time")
 
 	case agent.EventStageStarted:
-		p, _ := payload[agent.StagePayload](ev.Payload)
+		p, _ := ev.Payload.(agent.StagePayload)
 		s := "Stage: " + orDefault(p.Stage, "(unnamed)")
 		if p.Attempt > 1 {
 			s += fmt.Sprintf(" (attempt %d)", p.Attempt)
@@ -296,7 +290,7 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		add(s)
 
 	case agent.EventStageCompleted:
-		p, _ := payload[agent.StagePayload](ev.Payload)
+		p, _ := ev.Payload.(agent.StagePayload)
 		if p.Outcome != "" && p.Outcome != "ok" {
 			s := fmt.Sprintf("Stage %s: %s", p.Stage, p.Outcome)
 			if p.Error != "" {
@@ -306,7 +300,7 @@ func (o *Observer) apply(ev agent.Event) (steps []string, completed bool) {
 		}
 
 	case agent.EventRunTerminated:
-		p, _ := payload[agent.RunTerminatedPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.RunTerminatedPayload)
 		if p.Answer != "" {
 			// The payload's answer is authoritative over streamed text.
 			o.block.SetAnswer(p.Answer)
@@ -418,31 +412,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// payload returns an event payload as T whether it is a T, a *T, or JSON
-// (json.RawMessage as read back from a trace, or a decoded map).
-func payload[T any](p any) (T, bool) {
-	var v T
-	switch x := p.(type) {
-	case nil:
-		return v, false
-	case T:
-		return x, true
-	case *T:
-		if x == nil {
-			return v, false
-		}
-		return *x, true
-	case json.RawMessage:
-		return v, json.Unmarshal(x, &v) == nil
-	case []byte:
-		return v, json.Unmarshal(x, &v) == nil
-	default:
-		raw, err := json.Marshal(x)
-		if err != nil {
-			return v, false
-		}
-		return v, json.Unmarshal(raw, &v) == nil
-	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/vault-agent/vault-agent/llm"
 )
 
-func ev(typ string, p any) agent.Event {
+func ev(typ string, p agent.Payload) agent.Event {
 	return agent.Event{EventType: typ, Payload: p, RunID: "run-1"}
 }
 
@@ -335,31 +335,38 @@ func TestObserverDiscardsStreamedTextBeforeToolCalls(t *testing.T) {
 	}
 }
 
+// A payload reads the same in a live event and in one read back from a
+// trace (the agent decodes every payload into its one type); a missing or
+// mismatched payload gives a plain step, and a broken one never gets past
+// the decoder.
 func TestObserverPayloadForms(t *testing.T) {
-	raw, _ := json.Marshal(agent.ToolInvokedPayload{Tool: "localSearch", Summary: "From trace"})
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
+	raw, _ := json.Marshal(ev(agent.EventToolInvoked, agent.ToolInvokedPayload{Tool: "localSearch", Summary: "From trace"}))
+	var fromTrace agent.Event
+	if err := json.Unmarshal(raw, &fromTrace); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
-		p    any
+		e    agent.Event
 		want []string
 	}{
-		{"value", agent.ToolInvokedPayload{Summary: "Value"}, []string{"Value"}},
-		{"pointer", &agent.ToolInvokedPayload{Summary: "Pointer"}, []string{"Pointer"}},
-		{"raw json", json.RawMessage(raw), []string{"From trace"}},
-		{"map", m, []string{"From trace"}},
-		{"nil", nil, []string{"Calling "}},
-		{"garbage", json.RawMessage(`{"summary":`), []string{"Calling "}},
-		{"wrong type", 42, []string{"Calling "}},
+		{"value", ev(agent.EventToolInvoked, agent.ToolInvokedPayload{Summary: "Value"}), []string{"Value"}},
+		{"raw json", fromTrace, []string{"From trace"}},
+		{"nil", ev(agent.EventToolInvoked, nil), []string{"Calling "}},
+		{"wrong type", ev(agent.EventToolInvoked, agent.TextPayload{Text: "not a tool call"}), []string{"Calling "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, rec, _ := newTestObserver(false)
-			o.Emit(ev(agent.EventToolInvoked, tt.p))
+			o.Emit(tt.e)
 			if !reflect.DeepEqual(rec.steps, []string{strings.TrimSpace(tt.want[0])}) {
 				t.Errorf("steps = %q, want %q", rec.steps, tt.want)
 			}
 		})
+	}
+	var garbage agent.Event
+	if err := json.Unmarshal([]byte(`{"event_type":"ToolInvoked","payload":{"summary":1}}`), &garbage); err == nil {
+		t.Errorf("a broken payload was decoded: %+v", garbage)
 	}
 }
 

@@ -210,30 +210,30 @@ func updatesFor(runID string, ev agent.Event) []AgentUpdateParams {
 	one := func(p AgentUpdateParams) []AgentUpdateParams { return []AgentUpdateParams{p} }
 	switch ev.EventType {
 	case agent.EventRunStarted:
-		p, _ := payloadAs[agent.RunStartedPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.RunStartedPayload)
 		base.UpdateType, base.Mode, base.MaxIterations = UpdateAgentStart, p.Mode, p.MaxIterations
 		return one(base)
 	case agent.EventTurnStarted:
-		if p, ok := payloadAs[agent.TurnStartedPayload](ev.Payload); ok && p.Iteration > 0 {
+		if p, ok := ev.Payload.(agent.TurnStartedPayload); ok && p.Iteration > 0 {
 			base.Step = p.Iteration
 		}
 		base.UpdateType = UpdateAgentTurnStart
 		return one(base)
 	case agent.EventReasonEmitted:
-		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		base.UpdateType, base.Content = UpdateAgentReason, p.Text
 		return one(base)
 	case agent.EventObserveEmitted:
-		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		base.UpdateType, base.Content = UpdateAgentObserve, p.Text
 		return one(base)
 	case agent.EventToolInvoked:
-		p, _ := payloadAs[agent.ToolInvokedPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.ToolInvokedPayload)
 		base.UpdateType, base.Tool, base.CallID, base.Summary = UpdateToolStart, p.Tool, p.CallID, p.Summary
 		base.Arguments = validRaw(p.Arguments)
 		return one(base)
 	case agent.EventToolReturned:
-		p, _ := payloadAs[agent.ToolReturnedPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.ToolReturnedPayload)
 		base.Tool, base.CallID, base.Summary, base.LatencyMs = p.Tool, p.CallID, p.Summary, p.LatencyMs
 		if p.Success {
 			base.UpdateType, base.Output = UpdateToolComplete, validRaw(p.Output)
@@ -242,21 +242,21 @@ func updatesFor(runID string, ev agent.Event) []AgentUpdateParams {
 		}
 		return one(base)
 	case agent.EventPlanAuthored, agent.EventPlanUpdated:
-		p, _ := payloadAs[agent.PlanPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.PlanPayload)
 		base.UpdateType, base.Plan = UpdatePlanUpdated, &p
 		return one(base)
 	case agent.EventPlanContinuation:
-		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.PlanContinuationPayload)
 		base.UpdateType, base.Content = UpdatePlanContinuation, p.Text
 		return one(base)
 	case agent.EventPlanReviewPending:
 		base.UpdateType = UpdatePlanReviewPending
-		if p, ok := payloadAs[agent.PlanPayload](ev.Payload); ok {
+		if p, ok := ev.Payload.(agent.PlanPayload); ok {
 			base.Plan = &p
 		}
 		return one(base)
 	case agent.EventInputRequested:
-		p, _ := payloadAs[agent.TextPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.TextPayload)
 		q := p.Text
 		if q == "" {
 			q, _ = p.Control["question"].(string)
@@ -267,7 +267,7 @@ func updatesFor(runID string, ev agent.Event) []AgentUpdateParams {
 		base.UpdateType = UpdateAgentRequestInputTimeout
 		return one(base)
 	case agent.EventRunTerminated:
-		p, _ := payloadAs[agent.RunTerminatedPayload](ev.Payload)
+		p, _ := ev.Payload.(agent.RunTerminatedPayload)
 		base.StopReason, base.Iterations, base.ElapsedMs = p.StopReason, p.Iterations, p.ElapsedMs
 		var out []AgentUpdateParams
 		if p.StopReason == agent.StopStopped {
@@ -279,32 +279,6 @@ func updatesFor(runID string, ev agent.Event) []AgentUpdateParams {
 		return append(out, base)
 	}
 	return nil
-}
-
-// payloadAs reads an event payload as T whether it is a T, a *T or JSON
-// (an event read back from a trace).
-func payloadAs[T any](v any) (T, bool) {
-	var zero T
-	switch p := v.(type) {
-	case T:
-		return p, true
-	case *T:
-		if p != nil {
-			return *p, true
-		}
-		return zero, false
-	case nil:
-		return zero, false
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return zero, false
-	}
-	var out T
-	if err := json.Unmarshal(b, &out); err != nil {
-		return zero, false
-	}
-	return out, true
 }
 
 // validRaw returns raw if it is valid JSON, else raw as a JSON string, so
