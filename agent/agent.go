@@ -57,6 +57,10 @@ type RunRequest struct {
 	Config    Config
 	// Model overrides the agent's default model for this run.
 	Model llm.Model
+	// Stop, when closed, stops the run as Agent.Stop does. A front-end
+	// passes the Done channel of the request that asked for the run, so
+	// cancelling the request stops the run even before it is registered.
+	Stop <-chan struct{}
 }
 
 // Result is what a run ended with.
@@ -93,6 +97,10 @@ var ErrBadArgument = errors.New("bad argument")
 
 // ErrDuplicateRun is returned by Run when a run with the same id is active.
 var ErrDuplicateRun = errors.New("a run with this id is already active")
+
+// ErrRunTimeout is the cause of a run's context when the run's timeout
+// ends it; the run then stops with StopTimeout.
+var ErrRunTimeout = errors.New("run timed out")
 
 // Normalize fills defaults and clamps limits.
 func (c Config) Normalize() Config {
@@ -165,7 +173,10 @@ func (a *Agent) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-func (a *Agent) newRunID() string {
+// NewRunID returns a run id no other run of this agent has: a front-end
+// that must name a run before starting it (to address its notifications)
+// takes one here.
+func (a *Agent) NewRunID() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.nextID++
@@ -195,6 +206,12 @@ func (a *Agent) lookup(id string) (*runState, bool) {
 	return r, ok
 }
 
+// Active reports whether a run with this id is running.
+func (a *Agent) Active(runID string) bool {
+	_, ok := a.lookup(runID)
+	return ok
+}
+
 // Stop asks a run to stop at its next phase boundary: a model call in
 // flight is cancelled, a tool in flight finishes first.
 func (a *Agent) Stop(runID string) error {
@@ -204,6 +221,19 @@ func (a *Agent) Stop(runID string) error {
 	}
 	r.stop(errStopped)
 	return nil
+}
+
+// StopAll stops every active run as Stop does.
+func (a *Agent) StopAll() {
+	a.mu.Lock()
+	runs := make([]*runState, 0, len(a.runs))
+	for _, r := range a.runs {
+		runs = append(runs, r)
+	}
+	a.mu.Unlock()
+	for _, r := range runs {
+		r.stop(errStopped)
+	}
 }
 
 // Input delivers the host's answer to a run paused by request_input.

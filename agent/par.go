@@ -191,8 +191,8 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	all := r.loopTools()
 	known := defNames(all)
-	stopped := func() *Result { return r.ended(runCtx, timeoutCtx) }
-	failed := func(phase string, err error) *Result { return r.failed(runCtx, timeoutCtx, phase, err) }
+	stopped := func() *Result { return r.ended(runCtx) }
+	failed := func(phase string, err error) *Result { return r.failed(runCtx, phase, err) }
 
 	// Plan.
 	var plan planner.TypedPlan

@@ -197,8 +197,11 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 		}
 	}
 
-	rctx := newExpiringContext(ctx)
-	defer rctx.expire(context.Canceled)
+	// A recorded timeout is replayed by ending the run's context with the
+	// cause a timeout has; cancelling propagates to the run's contexts
+	// before it returns, so the run sees it at its next phase boundary.
+	rctx, endCtx := context.WithCancelCause(ctx)
+	defer endCtx(context.Canceled)
 	var ag *Agent
 	model := &replayModel{name: start.Model}
 	for _, e := range recorded {
@@ -216,7 +219,7 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 	}
 	endRun := func() {
 		if endReason == StopTimeout {
-			rctx.expire(context.DeadlineExceeded)
+			endCtx(ErrRunTimeout)
 		} else {
 			_ = ag.Stop(runID)
 		}
@@ -322,83 +325,6 @@ func (m *replayModel) Chat(ctx context.Context, req llm.Request, onDelta func(st
 	}
 	return &resp, nil
 }
-
-// expiringContext is a parent context that the replay can end with
-// context.DeadlineExceeded, so that the run classifies it as a timeout
-// exactly as the recorded run did. It implements AfterFunc, which the
-// context package uses to propagate its end to children: expire cancels
-// the run's contexts before it returns, so the run sees the end at its
-// next phase boundary, deterministically.
-type expiringContext struct {
-	context.Context
-	done       chan struct{}
-	once       sync.Once
-	stopParent func() bool
-
-	mu    sync.Mutex // guards err, funcs and next
-	err   error
-	funcs map[int]func()
-	next  int
-}
-
-func newExpiringContext(parent context.Context) *expiringContext {
-	c := &expiringContext{Context: parent, done: make(chan struct{}), funcs: map[int]func(){}}
-	c.stopParent = context.AfterFunc(parent, func() { c.expire(parent.Err()) })
-	return c
-}
-
-func (c *expiringContext) expire(err error) {
-	c.once.Do(func() {
-		c.mu.Lock()
-		c.err = err
-		funcs := c.funcs
-		c.funcs = nil
-		c.mu.Unlock()
-		close(c.done)
-		c.stopParent()
-		keys := make([]int, 0, len(funcs))
-		for k := range funcs {
-			keys = append(keys, k)
-		}
-		sort.Ints(keys)
-		for _, k := range keys {
-			funcs[k]()
-		}
-	})
-}
-
-// AfterFunc arranges for f to run when c expires: synchronously, in the
-// goroutine calling expire, or in its own goroutine if c already expired.
-func (c *expiringContext) AfterFunc(f func()) (stop func() bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.funcs == nil {
-		go f()
-		return func() bool { return false }
-	}
-	id := c.next
-	c.next++
-	c.funcs[id] = f
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if _, ok := c.funcs[id]; !ok {
-			return false
-		}
-		delete(c.funcs, id)
-		return true
-	}
-}
-
-func (c *expiringContext) Done() <-chan struct{} { return c.done }
-
-func (c *expiringContext) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-func (c *expiringContext) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // compareEvents returns the first difference between want and got.
 func compareEvents(want, got []Event) *Divergence {

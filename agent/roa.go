@@ -185,8 +185,8 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 	toolList := describeTools(tools)
 	var lastObservation string
 
-	stopped := func() *Result { return r.ended(runCtx, timeoutCtx) }
-	failed := func(phase string, err error) *Result { return r.failed(runCtx, timeoutCtx, phase, err) }
+	stopped := func() *Result { return r.ended(runCtx) }
+	failed := func(phase string, err error) *Result { return r.failed(runCtx, phase, err) }
 
 	for r.iteration < r.cfg.MaxIterations {
 		if res := stopped(); res != nil {

@@ -109,7 +109,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	}
 	runID := req.RunID
 	if runID == "" {
-		runID = a.newRunID()
+		runID = a.NewRunID()
 	}
 	r := &runState{
 		id: runID, session: req.SessionID, cfg: cfg, goal: strings.TrimSpace(req.Message),
@@ -142,7 +142,11 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	}
 
 	r.started = now()
-	timeoutCtx, cancelTimeout := context.WithTimeout(ctx, cfg.Timeout)
+	// Two contexts: timeoutCtx ends with the run's timeout (its cause is
+	// ErrRunTimeout) or the caller's ctx, and bounds tools; runCtx also
+	// ends on Stop (cause errStopped), and bounds model calls, so a stop
+	// lets a tool in flight finish.
+	timeoutCtx, cancelTimeout := context.WithTimeoutCause(ctx, cfg.Timeout, ErrRunTimeout)
 	defer cancelTimeout()
 	runCtx, stop := context.WithCancelCause(timeoutCtx)
 	defer stop(nil)
@@ -151,6 +155,17 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 		return nil, err
 	}
 	defer a.unregister(runID)
+	if req.Stop != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			select {
+			case <-req.Stop:
+				r.stop(errStopped)
+			case <-finished:
+			}
+		}()
+	}
 
 	r.emit(EventRunStarted, RunStartedPayload{
 		Goal: r.goal, Mode: cfg.Mode, Model: model.Name(), MaxIterations: cfg.MaxIterations, Planner: cfg.Planner,
@@ -179,33 +194,32 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	return res, nil
 }
 
-// stopReasonOf classifies why ctx ended.
-func stopReasonOf(runCtx, timeoutCtx context.Context) string {
-	if errors.Is(context.Cause(runCtx), errStopped) {
+// stopReasonOf classifies why the run's context ended: stopped (Stop, or
+// the caller cancelling it) or timed out (the run's timeout, or a deadline
+// of the caller's).
+func stopReasonOf(runCtx context.Context) string {
+	switch cause := context.Cause(runCtx); {
+	case errors.Is(cause, errStopped):
 		return StopStopped
-	}
-	if errors.Is(timeoutCtx.Err(), context.DeadlineExceeded) {
-		// The parent may have been cancelled (host cancel) rather than timed out.
-		if errors.Is(context.Cause(timeoutCtx), context.DeadlineExceeded) {
-			return StopTimeout
-		}
+	case errors.Is(cause, ErrRunTimeout), errors.Is(cause, context.DeadlineExceeded):
+		return StopTimeout
 	}
 	return StopStopped
 }
 
 // ended finishes the run if it was stopped, cancelled or timed out, and
 // returns nil otherwise; loops call it at every phase boundary.
-func (r *runState) ended(runCtx, timeoutCtx context.Context) *Result {
+func (r *runState) ended(runCtx context.Context) *Result {
 	if runCtx.Err() != nil {
-		return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+		return r.finish(stopReasonOf(runCtx), "", nil)
 	}
 	return nil
 }
 
 // failed finishes the run after a failed model call of phase: as stopped
 // or timed out when that is why it failed, as an error otherwise.
-func (r *runState) failed(runCtx, timeoutCtx context.Context, phase string, err error) *Result {
-	if res := r.ended(runCtx, timeoutCtx); res != nil {
+func (r *runState) failed(runCtx context.Context, phase string, err error) *Result {
+	if res := r.ended(runCtx); res != nil {
 		return res
 	}
 	return r.finish(StopError, "", fmt.Errorf("%s call failed: %w", phase, err))
@@ -225,7 +239,7 @@ func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Resul
 func (r *runState) loop(runCtx, timeoutCtx context.Context) *Result {
 	tools := r.toolDefs()
 	for r.iteration < r.cfg.MaxIterations {
-		if res := r.ended(runCtx, timeoutCtx); res != nil {
+		if res := r.ended(runCtx); res != nil {
 			return res
 		}
 		r.iteration++
@@ -233,7 +247,7 @@ func (r *runState) loop(runCtx, timeoutCtx context.Context) *Result {
 
 		resp, err := r.callModel(runCtx, "act", tools)
 		if err != nil {
-			return r.failed(runCtx, timeoutCtx, "model", err)
+			return r.failed(runCtx, "model", err)
 		}
 		text := strings.TrimSpace(resp.Content)
 		if text != "" {

@@ -60,7 +60,7 @@ func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Resu
 	var rejected *stageResult
 	for {
 		if runCtx.Err() != nil {
-			return r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+			return r.finish(stopReasonOf(runCtx), "", nil)
 		}
 		if r.iteration >= r.cfg.MaxIterations {
 			return r.finish(StopMaxIterations, "", nil)
@@ -165,7 +165,7 @@ func (r *runState) stageAttempt(runCtx, timeoutCtx context.Context, pol *planner
 	system := stagePrompt(pol, idx, attempt, rejected, done)
 	for calls := 0; ; calls++ {
 		if runCtx.Err() != nil {
-			return res, r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+			return res, r.finish(stopReasonOf(runCtx), "", nil)
 		}
 		offer := allowed
 		if turns >= g.MaxTurns {
@@ -179,7 +179,7 @@ func (r *runState) stageAttempt(runCtx, timeoutCtx context.Context, pol *planner
 		resp, err := r.modelCall(runCtx, callSpec{phase: "stage:" + st.Name, tools: offer, maxTokens: maxTokens, refs: refs})
 		if err != nil {
 			if runCtx.Err() != nil {
-				return res, r.finish(stopReasonOf(runCtx, timeoutCtx), "", nil)
+				return res, r.finish(stopReasonOf(runCtx), "", nil)
 			}
 			return res, r.finish(StopError, "", fmt.Errorf("stage %s: model call failed: %w", st.Name, err))
 		}

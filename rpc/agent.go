@@ -2,8 +2,6 @@ package rpc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,24 +56,12 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 	}
 	runID := p.RunID
 	if runID == "" {
-		runID = newRunID()
-	}
-	cfg := settings.agentConfig()
-
-	runCtx, cancelRun := context.WithCancel(s.serveCtx)
-	defer cancelRun()
-	s.mu.Lock()
-	if _, dup := s.runs[runID]; dup {
-		s.mu.Unlock()
+		runID = a.NewRunID()
+	} else if a.Active(runID) {
 		return nil, &paramError{field: "runId", msg: fmt.Sprintf("run %q is already active; pick another runId or omit it", runID)}
 	}
-	s.runs[runID] = &activeRun{cancel: cancelRun}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.runs, runID)
-		s.mu.Unlock()
-	}()
+	cfg := settings.agentConfig()
+	runCtx := s.runsCtx
 
 	obs := reasoning.NewObserver(reasoning.Config{
 		Window:  settings.ReasoningWindow,
@@ -101,16 +87,6 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 		sinks = append(sinks, tw)
 	}
 
-	// The host cancelling the request stops the run at its next phase
-	// boundary; if the agent does not know the run (yet, or any more),
-	// cancel it outright.
-	stopOnCancel := context.AfterFunc(ctx, func() {
-		if err := a.Stop(runID); err != nil {
-			cancelRun()
-		}
-	})
-	defer stopOnCancel()
-
 	res, err := a.Run(runCtx, agent.RunRequest{
 		RunID:     runID,
 		SessionID: p.SessionID,
@@ -118,6 +94,9 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 		History:   p.History,
 		Config:    cfg,
 		Model:     model,
+		// The host cancelling the request stops the run at its next phase
+		// boundary, as agent/stop does.
+		Stop: ctx.Done(),
 	}, agent.Tee(sinks...))
 	obs.Stop()
 	if err != nil {
@@ -142,12 +121,6 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 		out.RunID = runID
 	}
 	return out, nil
-}
-
-func newRunID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "run-" + hex.EncodeToString(b[:])
 }
 
 // agentStop runs agent/stop.

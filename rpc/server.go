@@ -74,10 +74,14 @@ type Server struct {
 
 	served atomic.Bool
 
-	// serveCtx lives as long as Serve; runs and the watcher derive from it.
-	// Set before the connection starts reading, never changed after.
-	serveCtx context.Context
-	conn     *jsonrpc2.Conn
+	// serveCtx lives as long as Serve; the watcher derives from it, and
+	// runsCtx, the context of every agent run, from it, until shutdown.
+	// Both are set before the connection starts reading, never changed
+	// after.
+	serveCtx   context.Context
+	runsCtx    context.Context
+	cancelRuns context.CancelFunc
+	conn       *jsonrpc2.Conn
 
 	cancels canceller
 	queue   asyncQueue
@@ -94,17 +98,11 @@ type Server struct {
 	index        *search.Index
 	agent        *agent.Agent
 	settings     Settings // DefaultSettings + initialize's
-	runs         map[string]*activeRun
-	indexOpsBusy bool // a vault/reindex is running
+	indexOpsBusy bool     // a vault/reindex is running
 
 	// testHook, when set, is called by dispatch for methods whose name
 	// starts with "test/" (tests only: panics, slow quick requests).
 	testHook func(ctx context.Context, method string) (any, error)
-}
-
-// activeRun is an agent/run in flight.
-type activeRun struct {
-	cancel context.CancelFunc
 }
 
 // New returns a Server.
@@ -127,7 +125,6 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg:    cfg,
 		exitCh: make(chan struct{}),
-		runs:   map[string]*activeRun{},
 	}
 	s.host = newHostLog(s)
 	s.shared = slog.New(teeHandler{inner: cfg.Logger.Handler(), host: s.host})
@@ -155,6 +152,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	serveCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.serveCtx = serveCtx
+	s.runsCtx, s.cancelRuns = context.WithCancel(serveCtx)
 
 	st := newStream(in, out, s.cfg.Codec, s.cfg.MaxMessageBytes, s.log.With("component", "rpc.stream"))
 	broken := make(chan error, 1)
@@ -230,26 +228,16 @@ func (s *Server) closeResources() {
 	}
 }
 
+// stopRuns stops every run at its next phase boundary and cancels what
+// they are waiting for.
 func (s *Server) stopRuns() {
 	s.mu.Lock()
-	runs := make([]*activeRun, 0, len(s.runs))
-	for _, r := range s.runs {
-		runs = append(runs, r)
-	}
 	a := s.agent
-	ids := make([]string, 0, len(s.runs))
-	for id := range s.runs {
-		ids = append(ids, id)
-	}
 	s.mu.Unlock()
-	for _, id := range ids {
-		if a != nil {
-			_ = a.Stop(id)
-		}
+	if a != nil {
+		a.StopAll()
 	}
-	for _, r := range runs {
-		r.cancel()
-	}
+	s.cancelRuns()
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
