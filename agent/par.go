@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
 )
@@ -92,7 +93,7 @@ func planSummary(p planner.TypedPlan, version int) string {
 	for _, s := range p.Steps {
 		parts = append(parts, firstSentence(s.Description, 60))
 	}
-	return firstLine(fmt.Sprintf("Plan v%d: %s", version, strings.Join(parts, " → ")), 200)
+	return truncate.FirstLine(fmt.Sprintf("Plan v%d: %s", version, strings.Join(parts, " → ")), 200)
 }
 
 // toolGate restricts the tools offered to and run for the model: the
@@ -468,7 +469,7 @@ the last step usually answers with [[Note]] citations.`)
 		fmt.Fprintf(&b, "- %s: %s\n", d.Name, firstSentence(d.Description, 160))
 	}
 	if prevErr != nil {
-		fmt.Fprintf(&b, "\nYour previous plan was rejected: %v\nPrevious reply:\n%s\nWrite a corrected plan.\n", prevErr, firstLine(strings.ReplaceAll(previous, "\n", " "), 2000))
+		fmt.Fprintf(&b, "\nYour previous plan was rejected: %v\nPrevious reply:\n%s\nWrite a corrected plan.\n", prevErr, truncate.FirstLine(strings.ReplaceAll(previous, "\n", " "), 2000))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -516,7 +517,7 @@ func parReflectPrompt(plan planner.TypedPlan, version int, step planner.PlanStep
 	if calls > 0 {
 		fmt.Fprintf(&b, "The step made %d tool call(s); their results are the last messages of the conversation.\n", calls)
 	} else if actText != "" {
-		fmt.Fprintf(&b, "The step called no tool; it concluded: %s\n", firstLine(actText, 1000))
+		fmt.Fprintf(&b, "The step called no tool; it concluded: %s\n", truncate.FirstLine(actText, 1000))
 	}
 	b.WriteString(`Reply with one or two sentences, then a ` + "```json" + ` block:
 {"step_id": "` + step.ID + `", "satisfied": true, "revise": false, "done": false}

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 )
 
@@ -501,7 +502,7 @@ func WriteTimeline(w io.Writer, events []Event) error {
 
 // EventSummary is a one-line description of an event.
 func EventSummary(e Event) string {
-	line := func(s string) string { return firstLine(strings.Join(strings.Fields(s), " "), 140) }
+	line := func(s string) string { return truncate.FirstLine(strings.Join(strings.Fields(s), " "), 140) }
 	switch e.EventType {
 	case EventRunStarted:
 		p, _ := e.Payload.(RunStartedPayload)

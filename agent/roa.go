@@ -16,6 +16,7 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
 )
@@ -209,7 +210,7 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 			References{PromptVersion: prompts.version, SectionKey: "planning"})
 		data.Plan = controlString(control, "plan")
 		if data.Plan == "" {
-			data.Plan = truncateRunes(prose, 1000)
+			data.Plan = truncate.Runes(prose, 1000)
 		}
 		finishNow, _ := controlBool(control, "finish")
 		if res := stopped(); res != nil {
@@ -239,7 +240,7 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 			if len(resp.ToolCalls) == 0 {
 				data.ToolSummaries = "No tools were called in this step."
 				if text != "" {
-					data.ToolSummaries += " The act phase replied:\n" + truncateRunes(text, 2000)
+					data.ToolSummaries += " The act phase replied:\n" + truncate.Runes(text, 2000)
 				}
 			} else {
 				r.messages = append(r.messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
@@ -271,7 +272,7 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 			observation = prose
 		}
 		if observation != "" {
-			lastObservation = truncateRunes(observation, 2000)
+			lastObservation = truncate.Runes(observation, 2000)
 			r.lastText = observation
 		}
 		if observeEnds(control) {
@@ -342,7 +343,7 @@ func summarizeToolMessages(msgs []llm.Message) string {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "### %s\n%s", m.Name, truncateRunes(m.Content, 1500))
+		fmt.Fprintf(&b, "### %s\n%s", m.Name, truncate.Runes(m.Content, 1500))
 	}
 	if b.Len() == 0 {
 		return "No tool results."
@@ -445,11 +446,4 @@ func controlBool(control map[string]any, key string) (value, ok bool) {
 		}
 	}
 	return false, false
-}
-
-func truncateRunes(s string, max int) string {
-	if rs := []rune(s); len(rs) > max {
-		return string(rs[:max-1]) + "…"
-	}
-	return s
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
 	"github.com/vault-agent/vault-agent/search"
@@ -430,7 +431,7 @@ func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
 		} else {
 			ret.Output = json.RawMessage(content)
 		}
-		ret.Summary = fmt.Sprintf("%s failed: %s", c.Name, firstLine(ret.Error, 120))
+		ret.Summary = fmt.Sprintf("%s failed: %s", c.Name, truncate.FirstLine(ret.Error, 120))
 		if offered {
 			ret.Summary = tool.Outcome(out, err)
 		}

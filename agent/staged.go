@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
 )
@@ -52,7 +53,7 @@ func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Resu
 
 	r.planRefs = planner.PlanID(1)
 	names := pol.StageNames()
-	r.emit(EventPlanAuthored, PlanPayload{Revision: 1, Plan: pol.Outline(), Summary: firstLine("Stages: "+strings.Join(names, " → "), 200)},
+	r.emit(EventPlanAuthored, PlanPayload{Revision: 1, Plan: pol.Outline(), Summary: truncate.FirstLine("Stages: "+strings.Join(names, " → "), 200)},
 		References{PlanID: r.planRefs, PromptVersion: version, SectionKey: "planning"})
 
 	var done []stageResult
@@ -254,13 +255,13 @@ func stagePrompt(pol *planner.Policy, idx, attempt int, rejected *stageResult, d
 	}
 	if rejected != nil && rejected.err != nil {
 		fmt.Fprintf(&b, "\nThis is attempt %d. Your previous output was rejected: %v\nPrevious output: %s\n",
-			attempt, rejected.err, firstLine(strings.ReplaceAll(rejected.text, "\n", " "), 1500))
+			attempt, rejected.err, truncate.FirstLine(strings.ReplaceAll(rejected.text, "\n", " "), 1500))
 	}
 	if len(done) > 0 {
 		b.WriteString("\nOutputs of the earlier stages:\n")
 		for _, d := range done {
 			out, _ := json.Marshal(d.output)
-			fmt.Fprintf(&b, "- %s: %s\n", d.stage, firstLine(string(out), 3000))
+			fmt.Fprintf(&b, "- %s: %s\n", d.stage, truncate.FirstLine(string(out), 3000))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 )
 
@@ -276,7 +277,7 @@ func (t *Tool) prepare(rawArgs string) (json.RawMessage, map[string]any, error) 
 // Outcome returns the one-line description of a result or failure.
 func (t *Tool) Outcome(out any, err error) string {
 	if err != nil {
-		return fmt.Sprintf("%s failed: %s", t.Name, firstLine(err.Error(), 120))
+		return fmt.Sprintf("%s failed: %s", t.Name, truncate.FirstLine(err.Error(), 120))
 	}
 	if t.outcome == nil {
 		return fmt.Sprintf("Completed %s", t.Name)
@@ -399,15 +400,4 @@ func (r *Registry) Defs(keep func(name string) bool) []llm.ToolDef {
 		}
 	}
 	return defs
-}
-
-func firstLine(s string, max int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	r := []rune(s)
-	if len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
 }

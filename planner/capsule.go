@@ -3,6 +3,8 @@ package planner
 import (
 	"strings"
 	"sync"
+
+	"github.com/vault-agent/vault-agent/internal/truncate"
 )
 
 // Caps of a context capsule, keeping it small enough to hand to a parent
@@ -56,7 +58,7 @@ func NewCapsuleBuilder(goal string) *CapsuleBuilder {
 // AddFinding adds one key finding; it reports whether it was kept (false for
 // blank, duplicate, or beyond MaxFindings).
 func (b *CapsuleBuilder) AddFinding(text string) bool {
-	f := truncate(strings.Join(strings.Fields(text), " "), MaxFindingLen)
+	f := truncate.Runes(strings.Join(strings.Fields(text), " "), MaxFindingLen)
 	if f == "" {
 		return false
 	}
@@ -76,7 +78,7 @@ func (b *CapsuleBuilder) AddFinding(text string) bool {
 func (b *CapsuleBuilder) AddArtifact(a Artifact) bool {
 	a.Type = strings.TrimSpace(a.Type)
 	a.Ref = strings.TrimSpace(a.Ref)
-	a.Summary = truncate(strings.Join(strings.Fields(a.Summary), " "), MaxArtifactSummary)
+	a.Summary = truncate.Runes(strings.Join(strings.Fields(a.Summary), " "), MaxArtifactSummary)
 	if a.Ref == "" {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 )
 
 // Todo statuses.
@@ -212,7 +213,7 @@ func (p Plan) Summary() string {
 	if next.Status == StatusInProgress {
 		label = "now"
 	}
-	return head + " · " + label + ": " + truncate(next.Content, summaryContentLen)
+	return head + " · " + label + ": " + truncate.Runes(strings.TrimSpace(next.Content), summaryContentLen)
 }
 
 // Render is the checklist text used in continuation, reminder and feedback
@@ -345,16 +346,3 @@ func (s *State) Summary() string { return s.Snapshot().Summary() }
 
 // Render is Snapshot().Render().
 func (s *State) Render() string { return s.Snapshot().Render() }
-
-// truncate cuts s to at most n runes, ending with "…" when cut.
-func truncate(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if n <= 0 {
-		return ""
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return strings.TrimSpace(string(r[:n-1])) + "…"
-}

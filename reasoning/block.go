@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vault-agent/vault-agent/internal/truncate"
 )
 
 // Defaults of Config.
@@ -109,7 +111,7 @@ func (b *Block) startLocked(now time.Time) {
 // tool or model text cannot reach the CLI) and is capped at MaxStepLen runes; the stored text is
 // returned, or "" when the step was empty and nothing was added.
 func (b *Block) AddStep(s string) string {
-	s = Truncate(cleanStep(s), b.maxStep)
+	s = truncate.Runes(cleanStep(s), b.maxStep)
 	if s == "" {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/planner"
 )
 
@@ -360,7 +361,7 @@ func (o *Observer) endingNote(p agent.RunTerminatedPayload) string {
 		}
 		return "Waiting for your input."
 	case agent.StopError:
-		return "Error: " + Truncate(collapseSpace(orDefault(p.Error, "unknown error")), 1000)
+		return "Error: " + truncate.Runes(collapseSpace(orDefault(p.Error, "unknown error")), 1000)
 	case "":
 		return "Stopped."
 	default:

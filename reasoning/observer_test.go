@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 )
 
@@ -228,7 +229,7 @@ func TestObserverSteps(t *testing.T) {
 		}, []string{"Waiting for your input: Which project?", "Received your input", "Stage: gather", "Stage: draft (attempt 2)", "Stage draft: retry (schema)"}},
 		{"reflect capped to MaxStepLen", true, []agent.Event{
 			ev(agent.EventReflectionAdded, agent.TextPayload{Text: long}),
-		}, []string{"[Reflect] " + Truncate(strings.TrimSpace(long), DefaultMaxStepLen-len("[Reflect] "))}},
+		}, []string{"[Reflect] " + truncate.Runes(strings.TrimSpace(long), DefaultMaxStepLen-len("[Reflect] "))}},
 		{"reflect off without planner", false, []agent.Event{
 			ev(agent.EventReflectionAdded, agent.TextPayload{Text: "Hidden."}),
 		}, nil},

@@ -5,28 +5,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-)
 
-// Truncate returns s cut to at most n runes, ending with "…" when it was
-// cut. n <= 0 means no limit. Cutting is by rune, so a multi-rune grapheme
-// (an emoji with modifiers) may lose its tail; it is never split inside a
-// rune.
-func Truncate(s string, n int) string {
-	if n <= 0 || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n == 1 {
-		return "…"
-	}
-	i, count := 0, 0
-	for i = range s {
-		if count == n-1 {
-			break
-		}
-		count++
-	}
-	return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
-}
+	"github.com/vault-agent/vault-agent/internal/truncate"
+)
 
 // collapseSpace joins all whitespace runs (newlines included) into single
 // spaces and trims the ends, so a step is always one line.
@@ -92,7 +73,7 @@ func FirstSentence(s string, n int) string {
 		}, m)
 	})
 	para = collapseSpace(para)
-	return Truncate(cutSentence(para), n)
+	return truncate.Runes(cutSentence(para), n)
 }
 
 // firstParagraph returns the first run of non-heading text lines (a list

@@ -2,30 +2,6 @@ package reasoning
 
 import "testing"
 
-func TestTruncate(t *testing.T) {
-	tests := []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly", 7, "exactly"},
-		{"abcdefgh", 5, "abcd…"},
-		{"word and more", 6, "word…"}, // trailing space before … trimmed
-		{"日本語のテキスト", 4, "日本語…"},
-		{"🔍🔍🔍🔍", 2, "🔍…"},
-		{"abc", 1, "…"},
-		{"anything", 0, "anything"},
-		{"anything", -1, "anything"},
-		{"", 3, ""},
-	}
-	for _, tt := range tests {
-		if got := Truncate(tt.s, tt.n); got != tt.want {
-			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
-		}
-	}
-}
-
 func TestFirstSentence(t *testing.T) {
 	tests := []struct {
 		name string

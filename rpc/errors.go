@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -107,5 +108,5 @@ func cancelledError(method string, result any) *jsonrpc2.Error {
 
 func methodNotFound(method string) *jsonrpc2.Error {
 	return &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
-		Message: fmt.Sprintf("method %q not found; valid methods: %s", truncate(method, 80), strings.Join(methodNames(), ", "))}
+		Message: fmt.Sprintf("method %q not found; valid methods: %s", truncate.Runes(method, 80), strings.Join(methodNames(), ", "))}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
@@ -302,7 +303,7 @@ func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Re
 			if _, ok := lookupMethod(req.Method); ok {
 				s.log.Warn("request sent as a notification (no id) was ignored: add an id to get a reply", "method", req.Method)
 			} else if !strings.HasPrefix(req.Method, "$/") {
-				s.log.Warn("unknown notification ignored", "method", truncate(req.Method, 80))
+				s.log.Warn("unknown notification ignored", "method", truncate.Runes(req.Method, 80))
 			}
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 )
 
 // Framing codecs.
@@ -230,7 +231,7 @@ func (s *stream) readHeaderFrame() ([]byte, error) {
 		if strings.EqualFold(name, "Content-Length") {
 			n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
 			if err != nil || n < 0 {
-				return nil, &fatalFrameError{msg: fmt.Sprintf("invalid Content-Length %q", truncate(strings.TrimSpace(value), 40))}
+				return nil, &fatalFrameError{msg: fmt.Sprintf("invalid Content-Length %q", truncate.Runes(strings.TrimSpace(value), 40))}
 			}
 			length = n
 		}
@@ -403,11 +404,4 @@ func (s *stream) Close() error {
 		}
 	})
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

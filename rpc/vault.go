@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) search(ctx context.Context, p *SearchParams) (*search.Results, 
 	}
 	res, err := idx.Search(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("query %q: %w", truncate(p.Query, 200), err)
+		return nil, fmt.Errorf("query %q: %w", truncate.Runes(p.Query, 200), err)
 	}
 	if res.Results == nil {
 		res.Results = []search.Result{}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -66,7 +67,7 @@ func (f *FakeIndex) Search(ctx context.Context, req search.Request) (*search.Res
 			score += strings.Count(text, w)
 		}
 		if score > 0 {
-			res.Results = append(res.Results, search.Result{Path: p, Title: n.Title, Score: float64(score), Snippet: firstLine(n.Body, 80)})
+			res.Results = append(res.Results, search.Result{Path: p, Title: n.Title, Score: float64(score), Snippet: truncate.FirstLine(n.Body, 80)})
 		}
 	}
 	sort.SliceStable(res.Results, func(i, j int) bool { return res.Results[i].Score > res.Results[j].Score })
@@ -90,14 +91,3 @@ func (f *FakeIndex) ReadChunk(name string, chunk int) (*search.NoteChunk, error)
 
 // Vault returns the fixture vault.
 func (f *FakeIndex) Vault() *vault.Vault { return f.v }
-
-// firstLine is the first line of s, cut to max runes.
-func firstLine(s string, max int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
-}
