@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/vault-agent/vault-agent/agent/agenttest"
 )
 
 // Every event a run emits, in every mode, reads back from JSON with the
@@ -13,9 +15,9 @@ import (
 func TestEventPayloadsRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
 	for _, mode := range []string{ModeReact, ModeROA, ModePAR, ModeStaged} {
-		a, _ := newTestAgent(t, scriptedTurns(mode))
+		a, _ := newTestAgent(t, agenttest.ScriptedTurns(mode))
 		rec := newRecorder()
-		if _, err := a.Run(context.Background(), RunRequest{RunID: "rt", Message: replayGoal, Config: Config{Mode: mode}}, rec); err != nil {
+		if _, err := a.Run(context.Background(), RunRequest{RunID: "rt", Message: agenttest.Goal, Config: Config{Mode: mode}}, rec); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range rec.events {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vault-agent/vault-agent/agent/agenttest"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
 )
@@ -17,11 +18,7 @@ const (
 		{"id":"s1","description":"Search the vault","tools":["localSearch"],"exit_criteria":"notes found"},
 		{"id":"s2","description":"Answer","tools":[],"exit_criteria":"answered"}],
 		"exit_criteria":"the question is answered"}`
-	planSearchReadAnswer = `{"steps":[
-		{"id":"s1","description":"Search the vault","tools":["localSearch"],"exit_criteria":"notes found"},
-		{"id":"s1b","description":"Read the best note","tools":["readNote"],"exit_criteria":"note read"},
-		{"id":"s2","description":"Answer","tools":[],"exit_criteria":"answered"}],
-		"exit_criteria":"the question is answered"}`
+	planSearchReadAnswer = agenttest.PlanSearchReadAnswer
 )
 
 func parRun(t *testing.T, turns []llm.Turn, cfg Config, sink func(a *Agent) Sink) (*Result, *recorder, *llm.Scripted) {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/agent/replay"
 )
 
 func newReplayCmd(g *globalFlags) *cobra.Command {
@@ -32,7 +33,7 @@ of the trace (time offset, iteration, event type, summary) and works without a v
 			}
 			out := cmd.OutOrStdout()
 			if show {
-				if err := agent.WriteTimeline(out, events); err != nil {
+				if err := replay.WriteTimeline(out, events); err != nil {
 					return err
 				}
 				if vf.vault == "" {
@@ -51,7 +52,7 @@ of the trace (time offset, iteration, event type, summary) and works without a v
 				return err
 			}
 			defer ix.Close()
-			rep, err := agent.Replay(cmd.Context(), events, ix)
+			rep, err := replay.Run(cmd.Context(), events, ix)
 			if err != nil {
 				return err
 			}

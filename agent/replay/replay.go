@@ -1,4 +1,4 @@
-package agent
+package replay
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -17,122 +16,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 )
 
-// ErrBadTrace marks a trace file that cannot be read or replayed.
-var ErrBadTrace = errors.New("bad trace")
+// ErrExhausted is the model error of a replay that asks for more model
+// responses than the trace recorded.
+var ErrExhausted = errors.New("replay: the run asked for a model response the trace does not have")
 
-// ErrReplayExhausted is the model error of a replay that asks for more
-// model responses than the trace recorded.
-var ErrReplayExhausted = errors.New("replay: the run asked for a model response the trace does not have")
-
-// ReadTrace reads a JSONL trace written by TraceWriter. Each line must be
-// one event of the same run, with seq 1, 2, 3...; the error names the first
-// bad line (a truncated last line, invalid JSON, a missing field, a seq out
-// of order, another run's id, a payload that is not its type's).
-func ReadTrace(path string) ([]Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadTrace, err)
-	}
-	defer f.Close()
-	return ParseTrace(f, path)
-}
-
-// ParseTrace is ReadTrace over a reader; name is used in errors.
-func ParseTrace(r io.Reader, name string) ([]Event, error) {
-	br := bufio.NewReader(r)
-	var events []Event
-	bad := func(line int, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: line %d: %s", ErrBadTrace, name, line, fmt.Sprintf(format, args...))
-	}
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%w: %s: line %d: %v", ErrBadTrace, name, line, err)
-		}
-		complete := len(b) > 0 && b[len(b)-1] == '\n'
-		text := bytes.TrimSpace(b)
-		if len(text) > 0 {
-			ev, perr := parseTraceLine(text)
-			if perr != nil {
-				if !complete {
-					return nil, bad(line, "truncated event: the file ends in the middle of this line (was the run interrupted?)")
-				}
-				return nil, bad(line, "%v", perr)
-			}
-			if len(events) == 0 {
-				if ev.Seq != 1 {
-					return nil, bad(line, "seq %d out of order: a trace starts with its run's first event (seq 1)", ev.Seq)
-				}
-			} else {
-				first, prev := events[0], events[len(events)-1]
-				if ev.RunID != first.RunID {
-					return nil, bad(line, "run id %q differs from %q on line 1: a trace holds one run", ev.RunID, first.RunID)
-				}
-				if ev.Seq != prev.Seq+1 {
-					return nil, bad(line, "seq %d out of order: want %d", ev.Seq, prev.Seq+1)
-				}
-			}
-			events = append(events, ev)
-		}
-		if err == io.EOF {
-			break
-		}
-	}
-	if len(events) == 0 {
-		return nil, fmt.Errorf("%w: %s: the file holds no events", ErrBadTrace, name)
-	}
-	return events, nil
-}
-
-func parseTraceLine(b []byte) (Event, error) {
-	var raw struct {
-		EventID    *string         `json:"event_id"`
-		EventType  *string         `json:"event_type"`
-		Timestamp  *time.Time      `json:"timestamp"`
-		Actor      string          `json:"actor"`
-		RunID      *string         `json:"run_id"`
-		Seq        *int            `json:"seq"`
-		Iteration  int             `json:"iteration"`
-		References References      `json:"references"`
-		Payload    json.RawMessage `json:"payload"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Event{}, fmt.Errorf("invalid JSON: %v", err)
-	}
-	var missing []string
-	for _, f := range []struct {
-		name string
-		ok   bool
-	}{
-		{"event_id", raw.EventID != nil && *raw.EventID != ""},
-		{"event_type", raw.EventType != nil && *raw.EventType != ""},
-		{"timestamp", raw.Timestamp != nil},
-		{"run_id", raw.RunID != nil && *raw.RunID != ""},
-		{"seq", raw.Seq != nil},
-	} {
-		if !f.ok {
-			missing = append(missing, f.name)
-		}
-	}
-	if len(missing) > 0 {
-		return Event{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))
-	}
-	payload, err := DecodePayload(*raw.EventType, raw.Payload)
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{
-		EventID: *raw.EventID, EventType: *raw.EventType, Timestamp: *raw.Timestamp, Actor: raw.Actor,
-		RunID: *raw.RunID, Seq: *raw.Seq, Iteration: raw.Iteration, References: raw.References, Payload: payload,
-	}, nil
-}
-
-// ReplayReport is the outcome of a replay.
-type ReplayReport struct {
+// Report is the outcome of a replay.
+type Report struct {
 	// Identical is true when the replayed run emitted the recorded events
 	// (timestamps and latencies aside).
 	Identical bool `json:"identical"`
@@ -141,7 +35,7 @@ type ReplayReport struct {
 	// Divergence is the first difference, when not identical.
 	Divergence *Divergence `json:"divergence,omitempty"`
 	// Result is what the replayed run ended with.
-	Result *Result `json:"result,omitempty"`
+	Result *agent.Result `json:"result,omitempty"`
 }
 
 // Divergence is the first difference between a recorded and a replayed
@@ -161,10 +55,10 @@ func (d *Divergence) String() string {
 	return fmt.Sprintf("event %d (%s): %s: want %s, got %s", d.Index+1, d.EventID, d.Field, d.Want, d.Got)
 }
 
-// Replay re-executes a recorded run: the same run id, session, message,
+// Run re-executes a recorded run: the same run id, session, message,
 // history and normalized config, against idx, with a model that returns
 // the recorded ModelResponded responses in order (a recorded model error
-// is returned as that error; asking for more is ErrReplayExhausted) and a
+// is returned as that error; asking for more is ErrExhausted) and a
 // clock pinned to the recorded timestamps (each event gets its recorded
 // timestamp; tools see their ToolInvoked time). Host actions are replayed
 // too: a recorded stop or timeout ends the replay at the same point, a
@@ -176,24 +70,24 @@ func (d *Divergence) String() string {
 // The error is for traces that cannot be replayed at all (no RunStarted,
 // no recorded config); a replay that differs is a report with Identical
 // false.
-func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, error) {
-	recorded := make([]Event, 0, len(events))
+func Run(ctx context.Context, events []agent.Event, idx agent.Index) (*Report, error) {
+	recorded := make([]agent.Event, 0, len(events))
 	for _, e := range events {
 		if !e.Transient() {
 			recorded = append(recorded, e)
 		}
 	}
-	if len(recorded) == 0 || recorded[0].EventType != EventRunStarted {
-		return nil, fmt.Errorf("%w: the trace does not start with RunStarted", ErrBadTrace)
+	if len(recorded) == 0 || recorded[0].EventType != agent.EventRunStarted {
+		return nil, fmt.Errorf("%w: the trace does not start with RunStarted", agent.ErrBadTrace)
 	}
-	start, ok := recorded[0].Payload.(RunStartedPayload)
+	start, ok := recorded[0].Payload.(agent.RunStartedPayload)
 	if !ok || start.Config == nil {
-		return nil, fmt.Errorf("%w: RunStarted records no run config (the trace was written by an older vault-agent); it cannot be replayed", ErrBadTrace)
+		return nil, fmt.Errorf("%w: RunStarted records no run config (the trace was written by an older vault-agent); it cannot be replayed", agent.ErrBadTrace)
 	}
 	runID := recorded[0].RunID
 	endReason := ""
-	if last := recorded[len(recorded)-1]; last.EventType == EventRunTerminated {
-		if p, ok := last.Payload.(RunTerminatedPayload); ok {
+	if last := recorded[len(recorded)-1]; last.EventType == agent.EventRunTerminated {
+		if p, ok := last.Payload.(agent.RunTerminatedPayload); ok {
 			endReason = p.StopReason
 		}
 	}
@@ -203,11 +97,11 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 	// before it returns, so the run sees it at its next phase boundary.
 	rctx, endCtx := context.WithCancelCause(ctx)
 	defer endCtx(context.Canceled)
-	var ag *Agent
+	var ag *agent.Agent
 	model := &replayModel{name: start.Model}
 	for _, e := range recorded {
-		if e.EventType == EventModelResponded {
-			p, _ := e.Payload.(ModelRespondedPayload)
+		if e.EventType == agent.EventModelResponded {
+			p, _ := e.Payload.(agent.ModelRespondedPayload)
 			model.turns = append(model.turns, p)
 		}
 	}
@@ -215,12 +109,12 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 	// A run the host stopped, or that timed out, ended at the first phase
 	// boundary after its last recorded event: end the replay there too.
 	endAt := -1
-	if endReason == StopStopped || endReason == StopTimeout {
+	if endReason == agent.StopStopped || endReason == agent.StopTimeout {
 		endAt = len(recorded) - 2
 	}
 	endRun := func() {
-		if endReason == StopTimeout {
-			endCtx(ErrRunTimeout)
+		if endReason == agent.StopTimeout {
+			endCtx(agent.ErrRunTimeout)
 		} else {
 			_ = ag.Stop(runID)
 		}
@@ -242,8 +136,8 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 		return recorded[i].Timestamp
 	}
 	var mu sync.Mutex
-	var replayed []Event
-	sink := SinkFunc(func(e Event) {
+	var replayed []agent.Event
+	sink := agent.SinkFunc(func(e agent.Event) {
 		if e.Transient() {
 			return
 		}
@@ -255,11 +149,11 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 		if pos == endAt {
 			endRun()
 		}
-		if e.EventType == EventInputRequested {
+		if e.EventType == agent.EventInputRequested {
 			// Deliver the recorded answer; without one, stop rather than
 			// wait for the input timeout.
-			if pos+1 < len(recorded) && recorded[pos+1].EventType == EventInputReceived {
-				if p, ok := recorded[pos+1].Payload.(TextPayload); ok {
+			if pos+1 < len(recorded) && recorded[pos+1].EventType == agent.EventInputReceived {
+				if p, ok := recorded[pos+1].Payload.(agent.TextPayload); ok {
 					_ = ag.Input(runID, p.Text)
 					return
 				}
@@ -269,12 +163,12 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 	})
 
 	var err error
-	ag, err = New(Deps{Model: model, Index: idx, Now: clock, Logger: slog.New(slog.DiscardHandler)})
+	ag, err = agent.New(agent.Deps{Model: model, Index: idx, Now: clock, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, err
 	}
 	defer ag.Close()
-	res, err := ag.Run(rctx, RunRequest{
+	res, err := ag.Run(rctx, agent.RunRequest{
 		RunID: runID, SessionID: start.SessionID, Message: start.Goal, History: start.History, Config: *start.Config,
 	}, sink)
 	if err != nil {
@@ -282,7 +176,7 @@ func Replay(ctx context.Context, events []Event, idx Index) (*ReplayReport, erro
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	rep := &ReplayReport{Events: len(recorded), Result: res}
+	rep := &Report{Events: len(recorded), Result: res}
 	rep.Divergence = compareEvents(recorded, replayed)
 	rep.Identical = rep.Divergence == nil
 	return rep, nil
@@ -294,7 +188,7 @@ type replayModel struct {
 	exhausted func() bool // reports whether the run was made to end
 
 	mu    sync.Mutex
-	turns []ModelRespondedPayload
+	turns []agent.ModelRespondedPayload
 	next  int
 }
 
@@ -313,7 +207,7 @@ func (m *replayModel) Chat(ctx context.Context, req llm.Request, onDelta func(st
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w (response %d of %d recorded)", ErrReplayExhausted, n+1, len(m.turns))
+		return nil, fmt.Errorf("%w (response %d of %d recorded)", ErrExhausted, n+1, len(m.turns))
 	}
 	t := m.turns[n]
 	if t.Error != "" {
@@ -328,7 +222,7 @@ func (m *replayModel) Chat(ctx context.Context, req llm.Request, onDelta func(st
 }
 
 // compareEvents returns the first difference between want and got.
-func compareEvents(want, got []Event) *Divergence {
+func compareEvents(want, got []agent.Event) *Divergence {
 	for i := 0; i < len(want) || i < len(got); i++ {
 		switch {
 		case i >= len(got):
@@ -346,7 +240,7 @@ func compareEvents(want, got []Event) *Divergence {
 
 // comparableEvent is an event as generic JSON without the fields that may
 // differ between a run and its replay.
-func comparableEvent(e Event) map[string]any {
+func comparableEvent(e agent.Event) map[string]any {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return map[string]any{"error": err.Error()}
@@ -358,9 +252,9 @@ func comparableEvent(e Event) map[string]any {
 	delete(m, "timestamp")
 	if p, ok := m["payload"].(map[string]any); ok {
 		switch e.EventType {
-		case EventToolReturned:
+		case agent.EventToolReturned:
 			delete(p, "latencyMs")
-		case EventRunTerminated:
+		case agent.EventRunTerminated:
 			delete(p, "elapsedMs")
 		}
 	}
@@ -481,7 +375,7 @@ func jsonText(v any) string {
 // WriteTimeline writes a readable timeline of events: the time since the
 // first event, the iteration, the type and a one-line summary. It needs no
 // vault.
-func WriteTimeline(w io.Writer, events []Event) error {
+func WriteTimeline(w io.Writer, events []agent.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -495,23 +389,23 @@ func WriteTimeline(w io.Writer, events []Event) error {
 		if e.References.StepID != "" {
 			ref = " [" + e.References.StepID + "]"
 		}
-		fmt.Fprintf(bw, "%+9.3fs  it %-2d  %-17s %s%s\n", e.Timestamp.Sub(t0).Seconds(), e.Iteration, e.EventType, EventSummary(e), ref)
+		fmt.Fprintf(bw, "%+9.3fs  it %-2d  %-17s %s%s\n", e.Timestamp.Sub(t0).Seconds(), e.Iteration, e.EventType, Summary(e), ref)
 	}
 	return bw.Flush()
 }
 
-// EventSummary is a one-line description of an event.
-func EventSummary(e Event) string {
+// agent.EventSummary is a one-line description of an event.
+func Summary(e agent.Event) string {
 	line := func(s string) string { return truncate.FirstLine(strings.Join(strings.Fields(s), " "), 140) }
 	switch e.EventType {
-	case EventRunStarted:
-		p, _ := e.Payload.(RunStartedPayload)
+	case agent.EventRunStarted:
+		p, _ := e.Payload.(agent.RunStartedPayload)
 		return line(fmt.Sprintf("mode %s, model %s, max %d iterations: %q", p.Mode, p.Model, p.MaxIterations, p.Goal))
-	case EventTurnStarted:
-		p, _ := e.Payload.(TurnStartedPayload)
+	case agent.EventTurnStarted:
+		p, _ := e.Payload.(agent.TurnStartedPayload)
 		return fmt.Sprintf("iteration %d", p.Iteration)
-	case EventModelResponded:
-		p, _ := e.Payload.(ModelRespondedPayload)
+	case agent.EventModelResponded:
+		p, _ := e.Payload.(agent.ModelRespondedPayload)
 		phase := p.Phase
 		if phase == "" {
 			phase = "act"
@@ -527,21 +421,21 @@ func EventSummary(e Event) string {
 			return line(fmt.Sprintf("%s: %d tool call(s): %s", phase, len(names), strings.Join(names, ", ")))
 		}
 		return line(fmt.Sprintf("%s: %s", phase, p.Response.Content))
-	case EventToolInvoked:
-		p, _ := e.Payload.(ToolInvokedPayload)
+	case agent.EventToolInvoked:
+		p, _ := e.Payload.(agent.ToolInvokedPayload)
 		return line(p.Summary)
-	case EventToolReturned:
-		p, _ := e.Payload.(ToolReturnedPayload)
+	case agent.EventToolReturned:
+		p, _ := e.Payload.(agent.ToolReturnedPayload)
 		s := p.Summary
 		if s == "" && !p.Success {
 			s = p.Tool + " failed: " + p.Error
 		}
 		return line(fmt.Sprintf("%s (%.1f ms)", s, p.LatencyMs))
-	case EventPlanAuthored, EventPlanUpdated, EventPlanReviewPending:
-		p, _ := e.Payload.(PlanPayload)
+	case agent.EventPlanAuthored, agent.EventPlanUpdated, agent.EventPlanReviewPending:
+		p, _ := e.Payload.(agent.PlanPayload)
 		return line(p.Summary)
-	case EventStageStarted, EventStageCompleted:
-		p, _ := e.Payload.(StagePayload)
+	case agent.EventStageStarted, agent.EventStageCompleted:
+		p, _ := e.Payload.(agent.StagePayload)
 		s := fmt.Sprintf("%s (attempt %d)", p.Stage, p.Attempt)
 		if p.Outcome != "" {
 			s += ": " + p.Outcome
@@ -550,11 +444,11 @@ func EventSummary(e Event) string {
 			s += ": " + p.Error
 		}
 		return line(s)
-	case EventPlanContinuation:
-		p, _ := e.Payload.(PlanContinuationPayload)
+	case agent.EventPlanContinuation:
+		p, _ := e.Payload.(agent.PlanContinuationPayload)
 		return line(fmt.Sprintf("continuation %d/%d: %s", p.Attempt, p.Max, p.Text))
-	case EventRunTerminated:
-		p, _ := e.Payload.(RunTerminatedPayload)
+	case agent.EventRunTerminated:
+		p, _ := e.Payload.(agent.RunTerminatedPayload)
 		s := p.StopReason
 		if p.Error != "" {
 			s += ": " + p.Error
@@ -563,6 +457,6 @@ func EventSummary(e Event) string {
 		}
 		return line(s)
 	}
-	p, _ := e.Payload.(TextPayload)
+	p, _ := e.Payload.(agent.TextPayload)
 	return line(p.Text)
 }
