@@ -158,7 +158,7 @@ func New(deps Deps) (*Agent, error) {
 		}
 		a.reviews = st
 	} else {
-		a.reviews = newMemReviews()
+		a.reviews = planner.NewMemoryReviews()
 	}
 	return a, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -33,7 +32,7 @@ const maxStepAttempts = 2
 // parseTypedPlan reads a typed plan from a model reply: a JSON object,
 // bare or in a fenced block, optionally wrapped as {"plan": {...}}.
 func parseTypedPlan(text string, known []string) (planner.TypedPlan, error) {
-	raw, _, ok := jsonObjectIn(text)
+	raw, _, ok := llm.JSONObject(text)
 	if !ok {
 		return planner.TypedPlan{}, errors.New(`the reply holds no JSON object; answer with {"steps": [...], "exit_criteria": "..."}`)
 	}
@@ -46,44 +45,6 @@ func parseTypedPlan(text string, known []string) (planner.TypedPlan, error) {
 		raw = wrapper.Plan
 	}
 	return planner.DecodeTypedPlan(raw, known)
-}
-
-var reFence = regexp.MustCompile("(?s)```[ \t]*(?:json|JSON)?[ \t]*\\r?\\n(.*?)```")
-
-// jsonObjectIn finds a JSON object in a model reply: the whole text, else a
-// fenced block, else the first '{' from which an object decodes. prose is
-// the text around it.
-func jsonObjectIn(text string) (raw json.RawMessage, prose string, ok bool) {
-	t := strings.TrimSpace(text)
-	if isObject(t) {
-		return json.RawMessage(t), "", true
-	}
-	for _, m := range reFence.FindAllStringSubmatchIndex(t, -1) {
-		if body := strings.TrimSpace(t[m[2]:m[3]]); isObject(body) {
-			return json.RawMessage(body), strings.TrimSpace(t[:m[0]] + "\n" + t[m[1]:]), true
-		}
-	}
-	for i, tries := 0, 0; i < len(t) && tries < 64; i++ {
-		if t[i] != '{' {
-			continue
-		}
-		tries++
-		dec := json.NewDecoder(strings.NewReader(t[i:]))
-		var v json.RawMessage
-		if dec.Decode(&v) == nil && isObject(string(v)) {
-			end := i + int(dec.InputOffset())
-			return v, strings.TrimSpace(t[:i] + "\n" + t[end:]), true
-		}
-	}
-	return nil, t, false
-}
-
-func isObject(s string) bool {
-	if !strings.HasPrefix(s, "{") {
-		return false
-	}
-	var m map[string]json.RawMessage
-	return json.Unmarshal([]byte(s), &m) == nil && m != nil
 }
 
 // planSummary is a one-line description of plan version for the reasoning
@@ -389,7 +350,7 @@ type parReflection struct {
 // (observation as text, should_continue false as done). Malformed control
 // JSON is treated as text.
 func parseReflection(content, stepID string) parReflection {
-	raw, prose, ok := jsonObjectIn(content)
+	raw, prose, ok := llm.JSONObject(content)
 	var c map[string]json.RawMessage
 	if ok {
 		_ = json.Unmarshal(raw, &c)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vault-agent/vault-agent/planner"
@@ -123,29 +122,3 @@ func (r *runState) requestInput(ctx context.Context, question string) (any, erro
 		return nil, ctx.Err()
 	}
 }
-
-// memReviews is the in-memory plan review store used when no database path
-// is configured.
-type memReviews struct {
-	mu sync.Mutex // guards m
-	m  map[string]planner.PendingReview
-}
-
-func newMemReviews() *memReviews { return &memReviews{m: map[string]planner.PendingReview{}} }
-
-func (s *memReviews) Put(id string, p planner.PendingReview) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[id] = p
-	return nil
-}
-
-func (s *memReviews) Take(id string) (planner.PendingReview, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.m[id]
-	delete(s.m, id)
-	return p, ok, nil
-}
-
-func (s *memReviews) Close() error { return nil }

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"text/template"
@@ -205,7 +203,7 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 		if err != nil {
 			return failed(phaseReason, err)
 		}
-		prose, control := parseControl(resp.Content)
+		prose, control := llm.TrailingJSONObject(resp.Content)
 		r.emit(EventReasonEmitted, TextPayload{Text: phaseText(prose, control, "plan", resp.Content), Control: control},
 			References{PromptVersion: prompts.version, SectionKey: "planning"})
 		data.Plan = controlString(control, "plan")
@@ -264,7 +262,7 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 		if err != nil {
 			return failed(phaseObserve, err)
 		}
-		prose, control = parseControl(resp.Content)
+		prose, control = llm.TrailingJSONObject(resp.Content)
 		r.emit(EventObserveEmitted, TextPayload{Text: phaseText(prose, control, "observation", resp.Content), Control: control},
 			References{PromptVersion: prompts.version, SectionKey: "reflection"})
 		observation := controlString(control, "observation")
@@ -362,55 +360,6 @@ func phaseText(prose string, control map[string]any, key, raw string) string {
 		return s
 	}
 	return strings.TrimSpace(raw)
-}
-
-// fencedJSON matches a fenced code block holding a JSON object, with or
-// without a json language tag.
-var fencedJSON = regexp.MustCompile("(?s)```[ \t]*(?:json|JSON)?[ \t]*\\r?\\n?(\\{.*?\\})\\s*```")
-
-// maxControlCandidates bounds the search for a trailing JSON object, so a
-// long text full of braces costs little.
-const maxControlCandidates = 32
-
-// parseControl splits a reason or observe reply into its prose and its JSON
-// control block: the last fenced ```json block holding an object, or else a
-// JSON object that ends the text. Without a block that parses, the whole
-// text is prose and control is nil.
-func parseControl(text string) (prose string, control map[string]any) {
-	t := strings.TrimSpace(text)
-	matches := fencedJSON.FindAllStringSubmatchIndex(t, -1)
-	for i := len(matches) - 1; i >= 0; i-- {
-		m := matches[i]
-		if obj, ok := decodeObject(t[m[2]:m[3]]); ok {
-			before, after := strings.TrimSpace(t[:m[0]]), strings.TrimSpace(t[m[1]:])
-			if before != "" && after != "" {
-				return before + "\n\n" + after, obj
-			}
-			return before + after, obj
-		}
-	}
-	if strings.HasSuffix(t, "}") {
-		end := len(t)
-		for n := 0; n < maxControlCandidates; n++ {
-			i := strings.LastIndex(t[:end], "{")
-			if i < 0 {
-				break
-			}
-			if obj, ok := decodeObject(t[i:]); ok {
-				return strings.TrimSpace(t[:i]), obj
-			}
-			end = i
-		}
-	}
-	return t, nil
-}
-
-func decodeObject(s string) (map[string]any, bool) {
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
-		return nil, false
-	}
-	return obj, true
 }
 
 // controlString reads a string field of a control block; a list of strings

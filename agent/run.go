@@ -63,9 +63,11 @@ type runState struct {
 	hits     []SearchHit
 
 	// stop cancels the run's model calls; it is safe to call from any
-	// goroutine. stopCtx is the context it cancels.
+	// goroutine. stopCtx is the context it cancels. stopReq is the
+	// caller's RunRequest.Stop, checked at every phase boundary too.
 	stop    context.CancelCauseFunc
 	stopCtx context.Context
+	stopReq <-chan struct{}
 
 	// inputMu guards inputCh, set while request_input waits.
 	inputMu sync.Mutex
@@ -151,7 +153,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	defer cancelTimeout()
 	runCtx, stop := context.WithCancelCause(timeoutCtx)
 	defer stop(nil)
-	r.stop, r.stopCtx = stop, runCtx
+	r.stop, r.stopCtx, r.stopReq = stop, runCtx, req.Stop
 	if err := a.register(r); err != nil {
 		return nil, err
 	}
@@ -211,6 +213,11 @@ func stopReasonOf(runCtx context.Context) string {
 // ended finishes the run if it was stopped, cancelled or timed out, and
 // returns nil otherwise; loops call it at every phase boundary.
 func (r *runState) ended(runCtx context.Context) *Result {
+	select {
+	case <-r.stopReq: // nil when there is none: never ready
+		r.stop(errStopped)
+	default:
+	}
 	if runCtx.Err() != nil {
 		return r.finish(stopReasonOf(runCtx), "", nil)
 	}

@@ -216,7 +216,7 @@ func (r *runState) stageAttempt(runCtx, timeoutCtx context.Context, pol *planner
 // stageOutput extracts the JSON object of a stage's reply and validates it
 // against the stage's output schema.
 func stageOutput(st *planner.Stage, text string) (map[string]any, error) {
-	raw, _, ok := jsonObjectIn(text)
+	raw, _, ok := llm.JSONObject(text)
 	if !ok {
 		return nil, errors.New("the output holds no JSON object")
 	}

@@ -249,3 +249,34 @@ func PendingMarker(p PendingReview) string {
 		"\ninternal_plan: " + strings.TrimSpace(p.Plan.Render()) +
 		"\nrun_id: " + p.RunID + "\n</plan_review_pending>"
 }
+
+// MemoryReviews keeps pending plan reviews in memory, for a process that
+// has no review database (an in-memory index). It has ReviewStore's Put,
+// Take and Close, without expiry, and is safe for concurrent use.
+type MemoryReviews struct {
+	mu sync.Mutex // guards m
+	m  map[string]PendingReview
+}
+
+// NewMemoryReviews returns an empty MemoryReviews.
+func NewMemoryReviews() *MemoryReviews { return &MemoryReviews{m: map[string]PendingReview{}} }
+
+// Put keeps p as the pending review of session id.
+func (s *MemoryReviews) Put(id string, p PendingReview) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = p
+	return nil
+}
+
+// Take returns and forgets the pending review of session id.
+func (s *MemoryReviews) Take(id string) (PendingReview, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.m[id]
+	delete(s.m, id)
+	return p, ok, nil
+}
+
+// Close does nothing.
+func (s *MemoryReviews) Close() error { return nil }

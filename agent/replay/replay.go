@@ -78,11 +78,11 @@ func Run(ctx context.Context, events []agent.Event, idx agent.Index) (*Report, e
 		}
 	}
 	if len(recorded) == 0 || recorded[0].EventType != agent.EventRunStarted {
-		return nil, fmt.Errorf("%w: the trace does not start with RunStarted", agent.ErrBadTrace)
+		return nil, fmt.Errorf("%w: the trace does not start with RunStarted", ErrBadTrace)
 	}
 	start, ok := recorded[0].Payload.(agent.RunStartedPayload)
 	if !ok || start.Config == nil {
-		return nil, fmt.Errorf("%w: RunStarted records no run config (the trace was written by an older vault-agent); it cannot be replayed", agent.ErrBadTrace)
+		return nil, fmt.Errorf("%w: RunStarted records no run config (the trace was written by an older vault-agent); it cannot be replayed", ErrBadTrace)
 	}
 	runID := recorded[0].RunID
 	endReason := ""

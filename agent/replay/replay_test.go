@@ -46,7 +46,7 @@ func recordTrace(t *testing.T, model llm.Model, cfg agent.Config, extra func(a *
 
 func replayFile(t *testing.T, path string) *Report {
 	t.Helper()
-	events, err := agent.ReadTrace(path)
+	events, err := ReadTrace(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,14 +219,14 @@ func TestReplayDivergence(t *testing.T) {
 
 func TestReplayNeedsConfig(t *testing.T) {
 	ev := agent.Event{EventID: "x-0001", EventType: agent.EventRunStarted, RunID: "x", Seq: 1, Payload: agent.RunStartedPayload{Goal: "g", Mode: "react"}}
-	if _, err := Run(context.Background(), []agent.Event{ev}, agenttest.NewFakeIndex(t)); !errors.Is(err, agent.ErrBadTrace) || !strings.Contains(err.Error(), "no run config") {
+	if _, err := Run(context.Background(), []agent.Event{ev}, agenttest.NewFakeIndex(t)); !errors.Is(err, ErrBadTrace) || !strings.Contains(err.Error(), "no run config") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestWriteTimeline(t *testing.T) {
 	path, _ := recordTrace(t, llm.NewScripted(agenttest.ScriptedTurns(agent.ModePAR)), agent.Config{Mode: agent.ModePAR}, nil)
-	events, err := agent.ReadTrace(path)
+	events, err := ReadTrace(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/agent/replay"
 )
 
@@ -27,7 +26,7 @@ of the trace (time offset, iteration, event type, summary) and works without a v
   vault-agent replay run.jsonl --show`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			events, err := agent.ReadTrace(args[0])
+			events, err := replay.ReadTrace(args[0])
 			if err != nil {
 				return err
 			}

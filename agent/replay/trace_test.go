@@ -1,4 +1,4 @@
-package agent
+package replay
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vault-agent/vault-agent/agent"
+
 	"github.com/vault-agent/vault-agent/agent/agenttest"
 	"github.com/vault-agent/vault-agent/llm"
 )
@@ -18,13 +20,17 @@ import (
 // trace's path.
 func writeTrace(t *testing.T, turns []llm.Turn) string {
 	t.Helper()
-	a, _ := newTestAgent(t, turns)
-	path := filepath.Join(t.TempDir(), "run.jsonl")
-	tw, err := CreateTrace(path)
+	a, err := agent.New(agent.Deps{Model: llm.NewScripted(turns), Index: agenttest.NewFakeIndex(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Run(context.Background(), RunRequest{RunID: "rec-1", Message: agenttest.Goal}, tw); err != nil {
+	defer a.Close()
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	tw, err := agent.CreateTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), agent.RunRequest{RunID: "rec-1", Message: agenttest.Goal}, tw); err != nil {
 		t.Fatal(err)
 	}
 	if err := tw.Close(); err != nil {
