@@ -154,7 +154,7 @@ func TestMultiToolRun(t *testing.T) {
 	}
 	// Planner off: no planner tools offered, no phase events.
 	for _, d := range reqs[0].Tools {
-		if planner.IsPlannerTool(d.Name) || d.Name == toolRequestInput {
+		if planner.IsPlannerTool(d.Name) || d.Name == ToolRequestInput {
 			t.Fatalf("tool %s offered with the planner off", d.Name)
 		}
 	}

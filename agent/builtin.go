@@ -112,7 +112,7 @@ func minLen(s *jsonschema.Schema, field string, n int) {
 func builtinTools() []*Tool {
 	return []*Tool{
 		defineTool(toolSpec[LocalSearchArgs]{
-			name:    "localSearch",
+			name:    ToolLocalSearch,
 			version: toolsVersion,
 			description: "Search the notes of the vault. Returns the best matching notes with a snippet of the matching section. " +
 				"Supports \"exact phrases\", -exclusions, OR, tag:#tag (nested tags included), path:folder/ and file:name.",
@@ -134,7 +134,7 @@ func builtinTools() []*Tool {
 			},
 		}),
 		defineTool(toolSpec[ReadNoteArgs]{
-			name:    "readNote",
+			name:    ToolReadNote,
 			version: toolsVersion,
 			description: "Read one note (or one section of a long note). Returns the text of the chunk, the number of chunks, " +
 				"the note's headings, links and tags. Read further chunks with chunkIndex.",
@@ -162,7 +162,7 @@ func builtinTools() []*Tool {
 			},
 		}),
 		defineTool(toolSpec[NoArgs]{
-			name:        "getFileTree",
+			name:        ToolFileTree,
 			version:     toolsVersion,
 			description: "List the vault's folders with their note counts and the note paths (capped for large vaults).",
 			timeout:     5 * time.Second,
@@ -176,7 +176,7 @@ func builtinTools() []*Tool {
 			},
 		}),
 		defineTool(toolSpec[NoArgs]{
-			name:        "getTagList",
+			name:        ToolTagList,
 			version:     toolsVersion,
 			description: "List the tags used in the vault with how many notes carry each, most used first.",
 			timeout:     5 * time.Second,
@@ -198,7 +198,7 @@ func builtinTools() []*Tool {
 			},
 		}),
 		defineTool(toolSpec[GetTimeRangeArgs]{
-			name:        "getTimeRangeMs",
+			name:        ToolTimeRange,
 			version:     toolsVersion,
 			description: "Turn a time expression (\"last week\", \"yesterday\", \"2026-03\", \"last 30 days\", \"in March\") into a start and end time in epoch milliseconds, for localSearch's timeRange.",
 			timeout:     2 * time.Second,
@@ -214,7 +214,7 @@ func builtinTools() []*Tool {
 			outcome: func(out any) string { return "Calculated time range: " + out.(*search.DateRange).Description },
 		}),
 		defineTool(toolSpec[NoArgs]{
-			name:        "getCurrentTime",
+			name:        ToolCurrentTime,
 			version:     toolsVersion,
 			description: "Get the current date and time.",
 			timeout:     time.Second,

@@ -86,7 +86,7 @@ func (r *runState) loopTools() []llm.ToolDef {
 		if d.Name == planner.ToolWriteTodos || d.Name == planner.ToolPlanProgress {
 			continue
 		}
-		if d.Name == toolRequestInput && !r.cfg.RequestInput {
+		if d.Name == ToolRequestInput && !r.cfg.RequestInput {
 			continue
 		}
 		out = append(out, d)
@@ -419,7 +419,7 @@ You cannot edit the vault; you can only search and read it with tools. You work 
 func parPlanPrompt(tools []llm.ToolDef, previous string, prevErr error) string {
 	var b strings.Builder
 	b.WriteString(parPreamble)
-	b.WriteString("\n\n[phase:plan] Write the plan for the user's request before any tool is used.\n")
+	b.WriteString("\n\n" + TagPlan + " Write the plan for the user's request before any tool is used.\n")
 	b.WriteString(`Reply with only a JSON object:
 {"steps": [{"id": "s1", "description": "what this step does", "tools": ["localSearch"], "exit_criteria": "when the step is done"}],
  "exit_criteria": "when the whole request is answered"}
@@ -453,7 +453,7 @@ func writeNotes(b *strings.Builder, notes []parStepNote) {
 func parActPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, attempt int, notes []parStepNote) string {
 	var b strings.Builder
 	b.WriteString(parPreamble)
-	fmt.Fprintf(&b, "\n\n[phase:act] Carry out step %s of plan %s now.\n", step.ID, planner.PlanID(version))
+	fmt.Fprintf(&b, "\n\n%s Carry out step %s of plan %s now.\n", TagAct, step.ID, planner.PlanID(version))
 	fmt.Fprintf(&b, "Current step: %s: %s\n", step.ID, step.Description)
 	tools := strings.Join(step.ToolNames(), ", ")
 	if tools == "" {
@@ -473,7 +473,7 @@ func parActPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, at
 func parReflectPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, actText string, calls int) string {
 	var b strings.Builder
 	b.WriteString(parPreamble)
-	fmt.Fprintf(&b, "\n\n[phase:observe] Reflect on step %s of plan %s: judge its outcome against its exit criteria.\n", step.ID, planner.PlanID(version))
+	fmt.Fprintf(&b, "\n\n%s Reflect on step %s of plan %s: judge its outcome against its exit criteria.\n", TagObserve, step.ID, planner.PlanID(version))
 	fmt.Fprintf(&b, "Step %s: %s\nExit criteria: %s\n", step.ID, step.Description, step.ExitCriteria)
 	if calls > 0 {
 		fmt.Fprintf(&b, "The step made %d tool call(s); their results are the last messages of the conversation.\n", calls)

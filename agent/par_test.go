@@ -244,33 +244,3 @@ func TestPARLimits(t *testing.T) {
 		}
 	})
 }
-
-func TestPAROfflineModel(t *testing.T) {
-	a, err := New(Deps{Model: llm.NewOffline(), Index: newFakeIndex(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	rec := newRecorder()
-	res, err := a.Run(context.Background(), RunRequest{RunID: "off", Message: "how do I keep my sourdough starter alive?", Config: Config{Mode: ModePAR}}, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StopReason != StopFinalAnswer || !strings.Contains(res.Answer, "[[Sourdough Starter]]") {
-		t.Fatalf("result = %+v", res)
-	}
-	plan := rec.ofType(EventPlanAuthored)[0].Payload.(PlanPayload).Plan.(planner.TypedPlan)
-	if len(plan.Steps) < 2 {
-		t.Fatalf("plan = %+v", plan)
-	}
-	tools := rec.ofType(EventToolInvoked)
-	if len(tools) == 0 {
-		t.Fatal("no tool calls")
-	}
-	for _, e := range tools {
-		step, ok := plan.Step(e.References.StepID)
-		if !ok || !slices.Contains(step.ToolNames(), e.Payload.(ToolInvokedPayload).Tool) || e.References.PlanID != "plan.v1" {
-			t.Fatalf("tool event %+v does not match the plan", e)
-		}
-	}
-}

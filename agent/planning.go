@@ -9,9 +9,6 @@ import (
 	"github.com/vault-agent/vault-agent/planner"
 )
 
-// toolRequestInput is the name of the pause-for-user-input tool.
-const toolRequestInput = "request_input"
-
 // RequestInputArgs are the arguments of request_input.
 type RequestInputArgs struct {
 	Question string `json:"question" jsonschema:"the question to show the user"`
@@ -40,7 +37,7 @@ func plannerTools() []*Tool {
 		outcome: func(out any) string { return "Progress recorded" },
 	}
 	input := defineTool(toolSpec[RequestInputArgs]{
-		name: toolRequestInput, version: toolsVersion,
+		name: ToolRequestInput, version: toolsVersion,
 		description: "Pause and ask the user a clarifying question. Use only when you cannot go on without their answer; the run waits for the reply.",
 		tune:        func(s *schemaT) { minLen(s, "question", 1) },
 		inline: func(ctx context.Context, r *runState, a RequestInputArgs) (any, error) {

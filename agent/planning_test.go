@@ -296,7 +296,7 @@ func TestPlannerOffIsUnchanged(t *testing.T) {
 	}
 	// A planner-less agent: the planner tools are not even registered.
 	bare, bareModel := newTestAgent(t, script())
-	for _, name := range []string{planner.ToolWriteTodos, planner.ToolPlanProgress, toolRequestInput} {
+	for _, name := range []string{planner.ToolWriteTodos, planner.ToolPlanProgress, ToolRequestInput} {
 		delete(bare.registry.tools, name)
 	}
 	bareRes, bareRec := run(t, bare, Config{}, "starter?")
@@ -460,7 +460,7 @@ func TestPlanReview(t *testing.T) {
 
 func TestRequestInputPausesAndResumes(t *testing.T) {
 	a, model := newTestAgent(t, []llm.Turn{
-		toolTurn("", call(toolRequestInput, map[string]any{"question": "Which project?"})),
+		toolTurn("", call(ToolRequestInput, map[string]any{"question": "Which project?"})),
 		{Content: "Project Alpha it is."},
 	})
 	rec, done := startRun(t, a, RunRequest{RunID: "ri", Message: "status of my project", Config: Config{RequestInput: true}})
@@ -476,7 +476,7 @@ func TestRequestInputPausesAndResumes(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	reqs := model.Requests()
-	if !slices.Contains(toolNames(reqs[0]), toolRequestInput) {
+	if !slices.Contains(toolNames(reqs[0]), ToolRequestInput) {
 		t.Fatalf("request_input not offered: %v", toolNames(reqs[0]))
 	}
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
@@ -497,7 +497,7 @@ func TestRequestInputPausesAndResumes(t *testing.T) {
 
 func TestRequestInputTimeout(t *testing.T) {
 	a, model := newTestAgent(t, []llm.Turn{
-		toolTurn("", call(toolRequestInput, map[string]any{"question": "Anyone there?"})),
+		toolTurn("", call(ToolRequestInput, map[string]any{"question": "Anyone there?"})),
 		{Content: "never asked"},
 	})
 	res, rec := run(t, a, Config{RequestInput: true, RequestInputTimeout: 50 * time.Millisecond}, "x")
@@ -530,7 +530,7 @@ func TestInputWhenNotWaiting(t *testing.T) {
 
 func TestStopWhileWaitingForInput(t *testing.T) {
 	a, model := newTestAgent(t, []llm.Turn{
-		toolTurn("", call(toolRequestInput, map[string]any{"question": "Which?"})),
+		toolTurn("", call(ToolRequestInput, map[string]any{"question": "Which?"})),
 		{Content: "never asked"},
 	})
 	rec, done := startRun(t, a, RunRequest{RunID: "sw", Message: "x", Config: Config{RequestInput: true}})

@@ -38,9 +38,9 @@ const (
 // and overridable in Config.PromptDir) and the tag its system message must
 // carry: the offline model recognises the phase by it.
 var roaPhases = []struct{ phase, file, tag string }{
-	{phaseReason, "agent_reason_prompt.md", "[phase:reason]"},
-	{phaseAct, "agent_act_prompt.md", "[phase:act]"},
-	{phaseObserve, "agent_observe_prompt.md", "[phase:observe]"},
+	{phaseReason, "agent_reason_prompt.md", TagReason},
+	{phaseAct, "agent_act_prompt.md", TagAct},
+	{phaseObserve, "agent_observe_prompt.md", TagObserve},
 }
 
 // PromptData is what the roa prompt templates see (text/template syntax).

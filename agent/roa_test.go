@@ -90,7 +90,7 @@ func TestROAPhasesRunInOrder(t *testing.T) {
 			t.Errorf("request %d offered tools %v", i, toolNames(reqs[i]))
 		}
 	}
-	if !slices.Contains(toolNames(reqs[1]), toolRequestInput) {
+	if !slices.Contains(toolNames(reqs[1]), ToolRequestInput) {
 		t.Errorf("roa act phase does not offer request_input: %v", toolNames(reqs[1]))
 	}
 	// The reason plan reaches the act prompt, this step's tool results the
@@ -357,7 +357,7 @@ func TestROAStopDuringActFinishesToolsThenStops(t *testing.T) {
 func TestROARequestInputPausesAndResumes(t *testing.T) {
 	a, model := newTestAgent(t, []llm.Turn{
 		reasonTurn("Ask which starter.", false),
-		toolTurn("", call(toolRequestInput, map[string]any{"question": "Which starter, rye or wheat?"})),
+		toolTurn("", call(ToolRequestInput, map[string]any{"question": "Which starter, rye or wheat?"})),
 		observeTurn("The user means rye.", false, "Feed the rye starter daily."),
 	})
 	rec, done := startRun(t, a, RunRequest{RunID: "in1", Message: "starter help", Config: Config{Mode: ModeROA}})
@@ -374,7 +374,7 @@ func TestROARequestInputPausesAndResumes(t *testing.T) {
 	}
 	obs := model.Requests()[2]
 	last := obs.Messages[len(obs.Messages)-1]
-	if last.Role != llm.RoleTool || last.Name != toolRequestInput || !strings.Contains(last.Content, "rye, please") {
+	if last.Role != llm.RoleTool || last.Name != ToolRequestInput || !strings.Contains(last.Content, "rye, please") {
 		t.Fatalf("observe conversation ends with %+v", last)
 	}
 	if !strings.Contains(systemOf(obs), "rye, please") {

@@ -304,7 +304,7 @@ func (r *runState) allowed(name string) bool {
 	switch name {
 	case planner.ToolWriteTodos, planner.ToolPlanProgress:
 		return r.plan != nil
-	case toolRequestInput:
+	case ToolRequestInput:
 		return r.cfg.RequestInput || r.cfg.Mode == ModeROA
 	}
 	return true

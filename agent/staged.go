@@ -240,7 +240,7 @@ func stagePrompt(pol *planner.Policy, idx, attempt int, rejected *stageResult, d
 	st := &pol.Stages[idx]
 	var b strings.Builder
 	b.WriteString(stagedPreamble)
-	fmt.Fprintf(&b, "\n\n[stage:%s] Stage %d of %d (%s).\n", st.Name, idx+1, len(pol.Stages), strings.Join(pol.StageNames(), " → "))
+	fmt.Fprintf(&b, "\n\n%s Stage %d of %d (%s).\n", StageTag(st.Name), idx+1, len(pol.Stages), strings.Join(pol.StageNames(), " → "))
 	b.WriteString(strings.TrimSpace(st.Prompt))
 	b.WriteString("\n\nEnd the stage by replying with only a JSON object matching this schema:\n")
 	b.Write(st.OutputSchema)

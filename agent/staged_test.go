@@ -229,26 +229,6 @@ func (m usageModel) Chat(ctx context.Context, req llm.Request, onDelta func(stri
 	return resp, err
 }
 
-func TestStagedOfflineDefaultPolicy(t *testing.T) {
-	a, err := New(Deps{Model: llm.NewOffline(), Index: newFakeIndex(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	rec := newRecorder()
-	res, err := a.Run(context.Background(), RunRequest{RunID: "off", Message: "how do I keep my sourdough starter alive?", Config: Config{Mode: ModeStaged}}, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StopReason != StopFinalAnswer || !strings.Contains(res.Answer, "[[Sourdough Starter]]") {
-		t.Fatalf("result = %+v", res)
-	}
-	want := []string{"goal_framing:ok", "decomposition:ok", "tool_routing:ok", "synthesis:ok"}
-	if got := outcomes(rec); !slices.Equal(got, want) {
-		t.Fatalf("outcomes = %v", got)
-	}
-}
-
 // The embedded default policy only allows tools the agent has (the planner
 // parses it without knowing them).
 func TestDefaultPolicyAllowsAgentTools(t *testing.T) {

@@ -22,8 +22,6 @@ var (
 	// ErrScriptExpectation means a scripted turn's expectation about the
 	// request did not hold.
 	ErrScriptExpectation = errors.New("scripted model expectation failed")
-	// ErrUnknownProvider means the provider name is not one of Providers.
-	ErrUnknownProvider = errors.New("unknown model provider")
 )
 
 // StatusError is an HTTP error answer of a model server. Message never

@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,20 +105,13 @@ type OpenAI struct {
 	sleep   func(ctx context.Context, d time.Duration) error
 }
 
-// NewOpenAI returns the provider for cfg.
+// NewOpenAI returns the provider for cfg. It reads no environment and
+// makes no request: cfg.Model is required (FirstModel asks a server that
+// serves one model for its name).
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
-	if cfg.APIKey == "" {
-		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = os.Getenv("OPENAI_BASE_URL")
-	}
 	cfg.Model = strings.TrimSpace(cfg.Model)
 	if cfg.Model == "" {
-		cfg.Model = strings.TrimSpace(os.Getenv("OPENAI_MODEL"))
-	}
-	if cfg.Model == "" && cfg.BaseURL == "" {
-		return nil, fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL), e.g. gpt-4o-mini, or qwen3:8b for Ollama", ErrNoModel)
+		return nil, errModelRequired
 	}
 	if cfg.APIKey == "" && cfg.BaseURL == "" {
 		return nil, fmt.Errorf("openai provider: %w: set OPENAI_API_KEY, or set a base URL (OPENAI_BASE_URL, --base-url) for a local server such as http://localhost:11434/v1", ErrNoAPIKey)
@@ -167,16 +159,28 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if o.sleep == nil {
 		o.sleep = sleepCtx
 	}
-	if o.model == "" {
-		// A local server (llama.cpp, LM Studio, vLLM) usually serves one
-		// model: use the first one it lists.
-		m, err := o.firstModel()
-		if err != nil {
-			return nil, fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL); asking %s for its models failed: %v", ErrNoModel, redactString(oc.BaseURL, cfg.APIKey), err)
-		}
-		o.model = m
-	}
 	return o, nil
+}
+
+var errModelRequired = fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL), e.g. gpt-4o-mini, or qwen3:8b for Ollama", ErrNoModel)
+
+// FirstModel returns the first model the server at cfg.BaseURL lists, for
+// a configuration without a model: a local server (llama.cpp, LM Studio,
+// vLLM) usually serves one.
+func FirstModel(ctx context.Context, cfg OpenAIConfig) (string, error) {
+	if cfg.BaseURL == "" {
+		return "", errModelRequired
+	}
+	cfg.Model = "(listing models)"
+	o, err := NewOpenAI(cfg)
+	if err != nil {
+		return "", err
+	}
+	m, err := o.firstModel(ctx)
+	if err != nil {
+		return "", fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL); asking %s for its models failed: %v", ErrNoModel, redactString(o.baseURL, cfg.APIKey), err)
+	}
+	return m, nil
 }
 
 // modelListTimeout bounds the model list request made when no model is
@@ -184,8 +188,8 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 const modelListTimeout = 10 * time.Second
 
 // firstModel returns the first model the server lists.
-func (o *OpenAI) firstModel() (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), modelListTimeout)
+func (o *OpenAI) firstModel(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, modelListTimeout)
 	defer cancel()
 	list, err := o.client.ListModels(ctx)
 	if err != nil {

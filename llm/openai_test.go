@@ -47,9 +47,6 @@ type providerEnv struct {
 
 func newProvider(t *testing.T, script llmtest.Script, mod func(*OpenAIConfig)) providerEnv {
 	t.Helper()
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_MODEL", "")
-	t.Setenv("OPENAI_BASE_URL", "")
 	srv := llmtest.NewServer(t, script)
 	sr := &sleepRecorder{}
 	logs := &bytes.Buffer{}
@@ -550,19 +547,15 @@ func TestOpenAIKeyNeverLeaks(t *testing.T) {
 }
 
 func TestNewOpenAIErrors(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_MODEL", "")
-	t.Setenv("OPENAI_BASE_URL", "")
 	if _, err := NewOpenAI(OpenAIConfig{APIKey: "k"}); !errors.Is(err, ErrNoModel) {
 		t.Errorf("missing model: %v", err)
 	}
 	if _, err := NewOpenAI(OpenAIConfig{Model: "m"}); !errors.Is(err, ErrNoAPIKey) {
 		t.Errorf("missing key: %v", err)
 	}
-	t.Setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
-	m, err := NewOpenAI(OpenAIConfig{Model: "qwen3:8b"})
+	m, err := NewOpenAI(OpenAIConfig{BaseURL: "http://localhost:11434/v1", Model: "qwen3:8b"})
 	if err != nil || m.Name() != "openai/qwen3:8b" {
-		t.Errorf("env base url: %v", err)
+		t.Errorf("base url without a key: %v", err)
 	}
 }
 
@@ -693,18 +686,23 @@ func TestOpenAIServerRefusesStreamOptions(t *testing.T) {
 	}
 }
 
-// Without a model name, OPENAI_MODEL is used, else the first model a local
-// server lists; a server that lists none gets a clear error.
+// Without a model name, FirstModel asks a local server for the first model
+// it lists; a server that lists none gets a clear error. NewOpenAI itself
+// makes no request.
 func TestOpenAIModelDefault(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_BASE_URL", "")
-	t.Setenv("OPENAI_MODEL", "")
 	srv := llmtest.NewServer(t, llmtest.Repeat(llmtest.Text("ok")))
-	if _, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL}); !errors.Is(err, ErrNoModel) || !strings.Contains(err.Error(), "lists no models") {
+	if _, err := FirstModel(context.Background(), OpenAIConfig{BaseURL: srv.URL}); !errors.Is(err, ErrNoModel) || !strings.Contains(err.Error(), "lists no models") {
 		t.Errorf("no models listed: err = %v", err)
 	}
+	if _, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL}); !errors.Is(err, ErrNoModel) {
+		t.Errorf("NewOpenAI without a model: %v", err)
+	}
 	srv.SetModels("qwen2.5-7b-instruct", "other")
-	m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL})
+	name, err := FirstModel(context.Background(), OpenAIConfig{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, Model: name})
 	if err != nil || m.Name() != "openai/qwen2.5-7b-instruct" {
 		t.Fatalf("first listed model: %v, %v", m, err)
 	}
@@ -714,10 +712,6 @@ func TestOpenAIModelDefault(t *testing.T) {
 	reqs := srv.Requests()
 	if got := reqs[len(reqs)-1].Chat.Model; got != "qwen2.5-7b-instruct" {
 		t.Errorf("sent model %q", got)
-	}
-	t.Setenv("OPENAI_MODEL", "from-env")
-	if m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL}); err != nil || m.Name() != "openai/from-env" {
-		t.Errorf("OPENAI_MODEL: %v, %v", m, err)
 	}
 }
 

@@ -166,7 +166,7 @@ func (c *Continuation) Next(plan Plan, goal string) (message string, attempt int
 //	</plan-continuation>
 func ContinuationMessage(plan Plan, goal string) string {
 	var b strings.Builder
-	b.WriteString("<plan-continuation>\n")
+	b.WriteString("<" + TagContinuation + ">\n")
 	b.WriteString("You stopped before finishing your plan. Your last message was kept as a progress report.\n\n")
 	if g := strings.TrimSpace(goal); g != "" {
 		b.WriteString("Goal:\n" + g + "\n\n")
@@ -178,6 +178,6 @@ func ContinuationMessage(plan Plan, goal string) string {
 		b.WriteString("Continue with the next unfinished step. ")
 	}
 	b.WriteString(`If every step is done, call plan_progress with plan_status="completed", then give the final answer.` + "\n")
-	b.WriteString("</plan-continuation>")
+	b.WriteString("</" + TagContinuation + ">")
 	return b.String()
 }

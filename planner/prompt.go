@@ -1,5 +1,16 @@
 package planner
 
+// Tags of the blocks the planner adds to a conversation (a model, such as
+// the offline policy, recognises them by these): the plan review feedback
+// (FeedbackBlock), the goal and plan reminder (Reminder) and the
+// continuation message (ContinuationMessage), each written
+// <tag>...</tag>.
+const (
+	TagFeedback     = "plan_feedback"
+	TagReminder     = "goal_plan_reminder"
+	TagContinuation = "plan-continuation"
+)
+
 // ToolDescription is the write_todos tool description offered to the model.
 const ToolDescription = `Write your execution checklist for a multi-step task. Send the FULL current list every time: it replaces the previous one (1-8 todos; id 1-40 characters; content 1-140 characters; status pending, in_progress or completed; optional focus up to 40 and note up to 200 characters). Use it when the task needs 2 or more meaningful actions, before the first expensive tool call. Keep todos short and action-oriented, keep one todo in_progress, and do not rewrite an unchanged list. Planning is not progress: after writing the plan, execute the next step with a real tool.`
 

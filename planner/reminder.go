@@ -4,7 +4,7 @@ import "strings"
 
 // reminderOpen starts every reminder; its presence marks a message as
 // already reminded.
-const reminderOpen = "<goal_plan_reminder>"
+const reminderOpen = "<" + TagReminder + ">"
 
 // ReminderDue reports whether the loop iteration with this index (as the
 // loop counts them; index 0 never gets one) gets the goal+plan reminder: iteration > 0 and a multiple of
@@ -19,7 +19,7 @@ func ReminderDue(iteration, interval int) bool {
 // Reminder builds the goal+plan reminder text.
 func Reminder(goal, plan string) string {
 	return reminderOpen + "\nReminder of your goal and plan. Stay on it: execute the next unfinished step.\n\nGoal:\n" +
-		strings.TrimSpace(goal) + "\n\nPlan:\n" + strings.TrimSpace(plan) + "\n</goal_plan_reminder>"
+		strings.TrimSpace(goal) + "\n\nPlan:\n" + strings.TrimSpace(plan) + "\n</" + TagReminder + ">"
 }
 
 // AppendReminder implements seed 004 component 3. contents point at the

@@ -231,9 +231,9 @@ func (s *ReviewStore) Close() error {
 //	instruction: If the feedback changes the plan, call write_todos again; otherwise continue with the next step.
 //	</plan_feedback>
 func FeedbackBlock(p PendingReview, userReply string) string {
-	return "<plan_feedback>\nplan:\n" + strings.TrimSpace(p.Plan.Render()) +
+	return "<" + TagFeedback + ">\nplan:\n" + strings.TrimSpace(p.Plan.Render()) +
 		"\n\nuser_feedback:\n" + strings.TrimSpace(userReply) +
-		"\n\ninstruction: If the feedback changes the plan, call write_todos again; otherwise continue with the next step.\n</plan_feedback>"
+		"\n\ninstruction: If the feedback changes the plan, call write_todos again; otherwise continue with the next step.\n</" + TagFeedback + ">"
 }
 
 // PendingMarker builds the system marker that flags a conversation as

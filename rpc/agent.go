@@ -48,7 +48,7 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 	}
 	var model llm.Model
 	if o := p.Settings; o != nil && (o.Provider != "" || o.Model != "" || o.BaseURL != "") {
-		m, err := s.newModel(settings)
+		m, err := s.newModel(ctx, settings)
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/vault-agent/vault-agent/llm/llmtest"
 	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // hostMessage is one agent/message as a host reads it: the marker parsed
@@ -851,7 +852,7 @@ const testKey = "sk-test-SECRET"
 func openAISession(t *testing.T, replies ...llmtest.Reply) (*rpctest.Session, *llmtest.Server) {
 	t.Helper()
 	fake := llmtest.NewServer(t, llmtest.Sequence(t, replies...))
-	s := start(t, rpc.Config{APIKey: testKey})
+	s := start(t, rpc.Config{Env: &service.Env{APIKey: testKey}})
 	initialize(t, s, map[string]any{"settings": map[string]any{
 		"provider": "openai", "baseUrl": fake.URL, "model": "test-model"}})
 	return s, fake

@@ -15,6 +15,7 @@ import (
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -128,7 +129,7 @@ func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *Initial
 	case s.cfg.Index != "":
 		indexPath = s.cfg.Index
 	default:
-		if indexPath, err = search.DefaultPath(root); err != nil {
+		if indexPath, err = s.env.DefaultIndexPath(root); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -160,7 +161,7 @@ func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *Initial
 
 	model := s.cfg.Model
 	if model == nil {
-		if model, err = s.newModel(settings); err != nil {
+		if model, err = s.newModel(ctx, settings); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -224,14 +225,8 @@ func millis(d time.Duration) float64 {
 
 // newModel builds the model of settings. A bad provider configuration is
 // reported against the settings keys.
-func (s *Server) newModel(settings Settings) (llm.Model, error) {
-	m, err := llm.New(llm.Config{
-		Provider: settings.Provider,
-		Model:    settings.Model,
-		BaseURL:  settings.BaseURL,
-		APIKey:   s.cfg.APIKey,
-		Logger:   s.shared,
-	})
+func (s *Server) newModel(ctx context.Context, settings Settings) (llm.Model, error) {
+	m, err := service.NewModel(ctx, service.Settings{Provider: settings.Provider, Model: settings.Model, BaseURL: settings.BaseURL}, s.env, s.shared)
 	if err != nil {
 		return nil, &paramError{field: "settings.provider", msg: fmt.Sprintf("model %q cannot be used: %v", settings.Provider, err)}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -25,7 +26,8 @@ import (
 type Config struct {
 	// Vault is the default vault folder, used when initialize has none.
 	Vault string
-	// Index is the default index folder; "" means search.DefaultPath.
+	// Index is the default index folder; "" means the per-vault default
+	// (service.Env.DefaultIndexPath).
 	Index string
 	// Codec is CodecHeader (default) or CodecLine.
 	Codec string
@@ -40,9 +42,10 @@ type Config struct {
 	Version string
 	// DefaultSettings are overridden by initialize's settings.
 	DefaultSettings Settings
-	// APIKey is the model provider's key (the command reads it from
-	// OPENAI_API_KEY). It never appears in logs, errors or notifications.
-	APIKey string
+	// Env is the environment models and paths are made from (nil: the
+	// process environment, service.ProcessEnv). Its API key never appears
+	// in logs, errors or notifications.
+	Env *service.Env
 	// Model, when set, is the agent's default model instead of the one the
 	// provider settings describe (tests, embedding). A run whose settings
 	// name a provider, model or baseUrl still gets its own.
@@ -67,6 +70,7 @@ const (
 // and call Serve once.
 type Server struct {
 	cfg Config
+	env service.Env
 	// log is the server's own logger; shared is handed to the packages the
 	// server drives. Both forward warnings to the host.
 	log    *slog.Logger
@@ -123,8 +127,13 @@ func New(cfg Config) *Server {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
+	env := service.ProcessEnv()
+	if cfg.Env != nil {
+		env = *cfg.Env
+	}
 	s := &Server{
 		cfg:    cfg,
+		env:    env,
 		exitCh: make(chan struct{}),
 	}
 	s.host = newHostLog(s)

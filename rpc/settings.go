@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // Settings configure the agent. They come from Config.DefaultSettings, are
@@ -61,7 +61,7 @@ type Settings struct {
 // Modes and providers the sidecar accepts.
 var (
 	validModes     = []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged}
-	validProviders = llm.Providers
+	validProviders = service.Providers
 )
 
 // settingsFields maps each JSON key to its field index.

@@ -30,8 +30,9 @@ run ./search BenchmarkSearch "$COUNT" ""
 run ./search BenchmarkReopen10k "$COUNT" ""
 run ./search BenchmarkTouch10 "$COUNT" ""
 run ./search BenchmarkSaveToSearchable 1
-for b in $(grep -ho '^func Benchmark[A-Za-z0-9_]*' rpc/*_test.go agent/*_test.go reasoning/*_test.go 2>/dev/null | sed 's/^func //'); do
-	pkg=$(grep -l "^func $b(" rpc/*_test.go agent/*_test.go reasoning/*_test.go | head -1 | xargs dirname)
+BENCH_FILES="rpc/*_test.go agent/*_test.go agent/offline/*_test.go reasoning/*_test.go"
+for b in $(grep -ho '^func Benchmark[A-Za-z0-9_]*' $BENCH_FILES 2>/dev/null | sed 's/^func //'); do
+	pkg=$(grep -l "^func $b(" $BENCH_FILES | head -1 | xargs dirname)
 	echo "# $pkg $b"
 	run "./$pkg" "$b" "$COUNT" 1x
 done

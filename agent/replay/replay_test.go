@@ -13,6 +13,7 @@ import (
 	"github.com/vault-agent/vault-agent/agent"
 
 	"github.com/vault-agent/vault-agent/agent/agenttest"
+	"github.com/vault-agent/vault-agent/agent/offline"
 	"github.com/vault-agent/vault-agent/llm"
 )
 
@@ -63,7 +64,7 @@ func TestReplayIsIdentical(t *testing.T) {
 	for _, mode := range []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged} {
 		for _, kind := range []string{"scripted", "offline"} {
 			t.Run(mode+"/"+kind, func(t *testing.T) {
-				var model llm.Model = llm.NewOffline()
+				var model llm.Model = offline.New()
 				if kind == "scripted" {
 					model = llm.NewScripted(agenttest.ScriptedTurns(mode))
 				}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/reasoning"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // modelFlags select and configure the model.
@@ -29,8 +32,9 @@ func (f *modelFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.script, "script", "", "fixture file of model turns for --provider scripted")
 }
 
-func (f *modelFlags) build(log any) (llm.Model, error) {
-	return llm.New(llm.Config{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, ScriptPath: f.script})
+func (f *modelFlags) build(ctx context.Context, log *slog.Logger) (llm.Model, error) {
+	s := service.Settings{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script}
+	return service.NewModel(ctx, s, service.ProcessEnv(), log)
 }
 
 func newAskCmd(g *globalFlags) *cobra.Command {
@@ -69,7 +73,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			if err != nil {
 				return err
 			}
-			model, err := mf.build(log)
+			model, err := mf.build(cmd.Context(), log)
 			if err != nil {
 				return usageError(cmd, "%v", err)
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/vault-agent/vault-agent/rpc"
 )
@@ -24,7 +23,6 @@ func serve(ctx context.Context, log *slog.Logger, vf vaultFlags, codec string, i
 		Codec:   codec,
 		Logger:  log,
 		Version: version,
-		APIKey:  os.Getenv("OPENAI_API_KEY"),
 		DefaultSettings: rpc.Settings{
 			Excludes:         vf.excludes,
 			ObsidianExcludes: obsidian,

@@ -1,4 +1,4 @@
-package llm
+package offline
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vault-agent/vault-agent/llm"
 )
 
 // fakeVault plays the agent's tools for the offline policy, following the
@@ -29,7 +31,7 @@ var testNotes = map[string]string{
 
 var reTerm = regexp.MustCompile(`"[^"]+"|\S+`)
 
-func (v fakeVault) run(tc ToolCall) string {
+func (v fakeVault) run(tc llm.ToolCall) string {
 	var a map[string]any
 	if err := json.Unmarshal([]byte(tc.Arguments), &a); err != nil {
 		return `{"error":"invalid arguments: ` + err.Error() + `"}`
@@ -72,7 +74,7 @@ func (v fakeVault) run(tc ToolCall) string {
 				}
 			}
 			if n > 0 && (anyTerm || n == len(terms)) {
-				hits = append(hits, hit{Path: p, Title: noteName(p), Score: float64(n), Snippet: truncateRunes(v.notes[p], 60)})
+				hits = append(hits, hit{Path: p, Title: noteName(p), Score: float64(n), Snippet: short(v.notes[p], 60)})
 			}
 		}
 		sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
@@ -91,28 +93,28 @@ func (v fakeVault) run(tc ToolCall) string {
 	return `{"error":"unknown tool"}`
 }
 
-func toolDefs(names ...string) []ToolDef {
-	var out []ToolDef
+func toolDefs(names ...string) []llm.ToolDef {
+	var out []llm.ToolDef
 	for _, n := range names {
-		out = append(out, ToolDef{Name: n, Parameters: json.RawMessage(`{"type":"object"}`)})
+		out = append(out, llm.ToolDef{Name: n, Parameters: json.RawMessage(`{"type":"object"}`)})
 	}
 	return out
 }
 
 type loopResult struct {
-	turns   [][]ToolCall
+	turns   [][]llm.ToolCall
 	texts   []string
 	answer  string
 	deltas  string
-	request Request
+	request llm.Request
 }
 
 // runLoop drives the offline model like the react loop does.
-func runLoop(t *testing.T, goal string, tools []ToolDef, maxTurns int) loopResult {
+func runLoop(t *testing.T, goal string, tools []llm.ToolDef, maxTurns int) loopResult {
 	t.Helper()
-	m := NewOffline()
+	m := New()
 	v := fakeVault{notes: testNotes}
-	req := Request{Messages: []Message{{Role: RoleSystem, Content: "You are vault-agent."}, {Role: RoleUser, Content: goal}}, Tools: tools}
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You are vault-agent."}, {Role: llm.RoleUser, Content: goal}}, Tools: tools}
 	var res loopResult
 	for i := 0; i < maxTurns; i++ {
 		var d strings.Builder
@@ -132,16 +134,16 @@ func runLoop(t *testing.T, goal string, tools []ToolDef, maxTurns int) loopResul
 			t.Errorf("tool turn text is not one short sentence: %q", resp.Content)
 		}
 		res.turns = append(res.turns, resp.ToolCalls)
-		req.Messages = append(req.Messages, Message{Role: RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 		for _, tc := range resp.ToolCalls {
-			req.Messages = append(req.Messages, Message{Role: RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: v.run(tc)})
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: v.run(tc)})
 		}
 	}
 	t.Fatalf("no final answer within %d turns; turns: %v", maxTurns, res.turns)
 	return res
 }
 
-func names(turns [][]ToolCall) []string {
+func names(turns [][]llm.ToolCall) []string {
 	var out []string
 	for _, calls := range turns {
 		var n []string
@@ -153,7 +155,7 @@ func names(turns [][]ToolCall) []string {
 	return out
 }
 
-func args(t *testing.T, tc ToolCall) map[string]any {
+func args(t *testing.T, tc llm.ToolCall) map[string]any {
 	t.Helper()
 	var a map[string]any
 	if err := json.Unmarshal([]byte(tc.Arguments), &a); err != nil {
@@ -280,7 +282,7 @@ func TestOfflineReactLoop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var defs []ToolDef
+			var defs []llm.ToolDef
 			defs = toolDefs(tt.tools...)
 			r := runLoop(t, tt.goal, defs, 10)
 			if got := names(r.turns); !reflect.DeepEqual(got, tt.wantCalls) {
@@ -299,19 +301,19 @@ func TestOfflineReactLoop(t *testing.T) {
 // TestOfflineHandWrittenResults feeds results written by hand, including a
 // failed read and a reminder appended to a tool result.
 func TestOfflineHandWrittenResults(t *testing.T) {
-	msgs := []Message{
-		{Role: RoleSystem, Content: "system"},
-		{Role: RoleUser, Content: "older question about cats"},
-		{Role: RoleAssistant, Content: "Cats are in [[Pets]]."},
-		{Role: RoleUser, Content: "<plan_feedback>\nplan:\n- search\n</plan_feedback>\nWhat is the wifi password at the cabin?"},
-		{Role: RoleAssistant, Content: "Searching.", ToolCalls: []ToolCall{{ID: "a", Name: "localSearch", Arguments: `{"query":"wifi password cabin"}`}}},
-		{Role: RoleTool, ToolCallID: "a", Content: `{"results":[` +
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: "system"},
+		{Role: llm.RoleUser, Content: "older question about cats"},
+		{Role: llm.RoleAssistant, Content: "Cats are in [[Pets]]."},
+		{Role: llm.RoleUser, Content: "<plan_feedback>\nplan:\n- search\n</plan_feedback>\nWhat is the wifi password at the cabin?"},
+		{Role: llm.RoleAssistant, Content: "Searching.", ToolCalls: []llm.ToolCall{{ID: "a", Name: "localSearch", Arguments: `{"query":"wifi password cabin"}`}}},
+		{Role: llm.RoleTool, ToolCallID: "a", Content: `{"results":[` +
 			`{"path":"Places/Cabin.md","title":"Cabin","score":3.2,"snippet":"The <mark>wifi</mark> password is pinecone42.","chunkIndex":1},` +
 			`{"path":"Gone.md","title":"Gone","score":1,"snippet":"The cabin wifi was replaced in 2024.","chunkIndex":0}],"total":2}` +
 			"\n\n<goal_plan_reminder>\nReminder\n</goal_plan_reminder>"},
 	}
-	req := Request{Messages: msgs, Tools: toolDefs("localSearch", "readNote")}
-	resp, err := NewOffline().Chat(context.Background(), req, nil)
+	req := llm.Request{Messages: msgs, Tools: toolDefs("localSearch", "readNote")}
+	resp, err := New().Chat(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,12 +322,12 @@ func TestOfflineHandWrittenResults(t *testing.T) {
 		t.Fatalf("read calls = %+v", resp.ToolCalls)
 	}
 	req.Messages = append(req.Messages,
-		Message{Role: RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls},
-		Message{Role: RoleTool, ToolCallID: resp.ToolCalls[0].ID, Content: `{"path":"Places/Cabin.md","title":"Cabin","chunkIndex":1,"chunkCount":2,` +
+		llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls},
+		llm.Message{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[0].ID, Content: `{"path":"Places/Cabin.md","title":"Cabin","chunkIndex":1,"chunkCount":2,` +
 			`"heading":"Wifi","content":"## Wifi\nThe router is behind the couch. The wifi password is pinecone42 and the network is CabinNet.\nBring firewood.","headings":[{"level":2,"text":"Wifi"}]}`},
-		Message{Role: RoleTool, ToolCallID: resp.ToolCalls[1].ID, Content: `{"error":"note not found: Gone.md"}`},
+		llm.Message{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[1].ID, Content: `{"error":"note not found: Gone.md"}`},
 	)
-	resp, err = NewOffline().Chat(context.Background(), req, nil)
+	resp, err = New().Chat(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,9 +348,9 @@ func TestOfflineHandWrittenResults(t *testing.T) {
 func TestOfflineContinuationKeepsGoal(t *testing.T) {
 	r := runLoop(t, "How often do I feed my sourdough starter?", toolDefs(basicTools...), 10)
 	msgs := append(r.request.Messages,
-		Message{Role: RoleAssistant, Content: r.answer},
-		Message{Role: RoleUser, Content: "<plan-continuation>\nYou stopped before finishing your plan.\n\nGoal:\nsomething else\n</plan-continuation>"})
-	resp, err := NewOffline().Chat(context.Background(), Request{Messages: msgs, Tools: r.request.Tools}, nil)
+		llm.Message{Role: llm.RoleAssistant, Content: r.answer},
+		llm.Message{Role: llm.RoleUser, Content: "<plan-continuation>\nYou stopped before finishing your plan.\n\nGoal:\nsomething else\n</plan-continuation>"})
+	resp, err := New().Chat(context.Background(), llm.Request{Messages: msgs, Tools: r.request.Tools}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,12 +363,12 @@ func TestOfflineDeterminism(t *testing.T) {
 	r := runLoop(t, "sourdough starter feeding", toolDefs(append([]string{"write_todos", "plan_progress"}, basicTools...)...), 10)
 	for _, kind := range []string{"", "[phase:reason]", "[phase:observe]", "[phase:plan]", "[stage:synthesis] {\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}}}"} {
 		req := r.request
-		req.Messages = append([]Message{{Role: RoleSystem, Content: kind}}, req.Messages...)
-		var first *Response
+		req.Messages = append([]llm.Message{{Role: llm.RoleSystem, Content: kind}}, req.Messages...)
+		var first *llm.Response
 		var firstDeltas []string
 		for i := 0; i < 5; i++ {
 			var d []string
-			resp, err := NewOffline().Chat(context.Background(), req, func(s string) { d = append(d, s) })
+			resp, err := New().Chat(context.Background(), req, func(s string) { d = append(d, s) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -386,8 +388,10 @@ var reFence = regexp.MustCompile("(?s)```json\n(.*?)\n```")
 func TestOfflinePhases(t *testing.T) {
 	goal := "How often do I feed my sourdough starter?"
 	done := runLoop(t, goal, toolDefs(basicTools...), 10).request.Messages[1:]
-	fresh := []Message{{Role: RoleUser, Content: goal}}
-	sys := func(tag string) Message { return Message{Role: RoleSystem, Content: "You are in a loop.\n" + tag} }
+	fresh := []llm.Message{{Role: llm.RoleUser, Content: goal}}
+	sys := func(tag string) llm.Message {
+		return llm.Message{Role: llm.RoleSystem, Content: "You are in a loop.\n" + tag}
+	}
 
 	control := func(t *testing.T, content string) map[string]any {
 		t.Helper()
@@ -404,9 +408,9 @@ func TestOfflinePhases(t *testing.T) {
 		}
 		return v
 	}
-	chat := func(t *testing.T, msgs []Message, tools []ToolDef) *Response {
+	chat := func(t *testing.T, msgs []llm.Message, tools []llm.ToolDef) *llm.Response {
 		t.Helper()
-		resp, err := NewOffline().Chat(context.Background(), Request{Messages: msgs, Tools: tools}, nil)
+		resp, err := New().Chat(context.Background(), llm.Request{Messages: msgs, Tools: tools}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,35 +418,35 @@ func TestOfflinePhases(t *testing.T) {
 	}
 
 	t.Run("reason", func(t *testing.T) {
-		v := control(t, chat(t, append([]Message{sys("[phase:reason]")}, fresh...), nil).Content)
+		v := control(t, chat(t, append([]llm.Message{sys("[phase:reason]")}, fresh...), nil).Content)
 		if v["finish"] != false || !reflect.DeepEqual(v["tools_to_consider"], []any{"localSearch"}) || v["plan"] == "" {
 			t.Errorf("fresh reason = %v", v)
 		}
-		v = control(t, chat(t, append([]Message{sys("[phase:reason]")}, done...), nil).Content)
+		v = control(t, chat(t, append([]llm.Message{sys("[phase:reason]")}, done...), nil).Content)
 		if v["finish"] != true {
 			t.Errorf("done reason = %v", v)
 		}
 	})
 	t.Run("observe", func(t *testing.T) {
-		v := control(t, chat(t, append([]Message{sys("[phase:observe]")}, done...), nil).Content)
+		v := control(t, chat(t, append([]llm.Message{sys("[phase:observe]")}, done...), nil).Content)
 		if v["should_continue"] != false || !strings.Contains(v["final_answer"].(string), "[[") ||
 			!strings.Contains(v["observation"].(string), "Read") {
 			t.Errorf("done observe = %v", v)
 		}
 		mid := done[:3] // goal, search call, search result
-		v = control(t, chat(t, append([]Message{sys("[phase:observe]")}, mid...), nil).Content)
+		v = control(t, chat(t, append([]llm.Message{sys("[phase:observe]")}, mid...), nil).Content)
 		if v["should_continue"] != true || v["final_answer"] != "" || !strings.Contains(v["observation"].(string), "search found") {
 			t.Errorf("mid observe = %v", v)
 		}
 	})
 	t.Run("act", func(t *testing.T) {
-		resp := chat(t, append([]Message{sys("[phase:act]")}, fresh...), toolDefs(basicTools...))
+		resp := chat(t, append([]llm.Message{sys("[phase:act]")}, fresh...), toolDefs(basicTools...))
 		if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "localSearch" {
 			t.Errorf("act = %+v", resp)
 		}
 	})
 	t.Run("plan", func(t *testing.T) {
-		resp := chat(t, []Message{sys("[phase:plan]"), {Role: RoleUser, Content: "garden notes from last month"}}, nil)
+		resp := chat(t, []llm.Message{sys("[phase:plan]"), {Role: llm.RoleUser, Content: "garden notes from last month"}}, nil)
 		var p struct {
 			Steps []struct {
 				ID           string   `json:"id"`
@@ -462,7 +466,7 @@ func TestOfflinePhases(t *testing.T) {
 	t.Run("stages", func(t *testing.T) {
 		tests := []struct {
 			stage, schema string
-			msgs          []Message
+			msgs          []llm.Message
 			check         func(map[string]any) bool
 		}{
 			{"goal_framing", `{"type":"object","properties":{"goal":{"type":"string"},"constraints":{"type":"array","items":{"type":"string"}}},"required":["goal","constraints"]}`,
@@ -482,7 +486,7 @@ func TestOfflinePhases(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.stage, func(t *testing.T) {
-				msgs := append([]Message{sys("[stage:" + tt.stage + "]\nOutput schema:\n" + tt.schema)}, tt.msgs...)
+				msgs := append([]llm.Message{sys("[stage:" + tt.stage + "]\nOutput schema:\n" + tt.schema)}, tt.msgs...)
 				resp := chat(t, msgs, nil)
 				var v map[string]any
 				if err := json.Unmarshal([]byte(resp.Content), &v); err != nil {
@@ -494,11 +498,11 @@ func TestOfflinePhases(t *testing.T) {
 			})
 		}
 		t.Run("tool_routing", func(t *testing.T) {
-			msgs := append([]Message{sys("[stage:tool_routing]")}, fresh...)
+			msgs := append([]llm.Message{sys("[stage:tool_routing]")}, fresh...)
 			if resp := chat(t, msgs, toolDefs(basicTools...)); len(resp.ToolCalls) != 1 {
 				t.Errorf("tool_routing = %+v", resp)
 			}
-			msgs = append([]Message{sys("[stage:tool_routing]")}, done...)
+			msgs = append([]llm.Message{sys("[stage:tool_routing]")}, done...)
 			resp := chat(t, msgs, toolDefs(basicTools...))
 			if len(resp.ToolCalls) != 0 || !json.Valid([]byte(resp.Content)) {
 				t.Errorf("done tool_routing = %+v", resp)

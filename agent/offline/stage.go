@@ -1,18 +1,20 @@
-package llm
+package offline
 
 import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/vault-agent/vault-agent/llm"
 )
 
 // stageTurn answers a [stage:NAME] prompt: tool_routing acts like react
 // until it is done; every other stage (and tool_routing once done) returns
 // a JSON object for the stage's output schema.
-func (st *convState) stageTurn(name string, msgs []Message) *Response {
+func (st *convState) stageTurn(name string, msgs []llm.Message) *llm.Response {
 	if name == "tool_routing" && st.tools {
 		if s := st.next(); !s.final {
-			return &Response{Content: s.text, ToolCalls: s.calls}
+			return &llm.Response{Content: s.text, ToolCalls: s.calls}
 		}
 	}
 	schema := findSchema(msgs)
@@ -31,7 +33,7 @@ func (st *convState) stageTurn(name string, msgs []Message) *Response {
 		}
 	}
 	b, _ := json.Marshal(out)
-	return &Response{Content: string(b)}
+	return &llm.Response{Content: string(b)}
 }
 
 var standardStageFields = map[string][]string{
@@ -68,7 +70,7 @@ func (st *convState) stageValues(stage string) map[string]any {
 		v["final_answer"] = ans
 		v["citations"] = st.citations()
 		v["sources"] = v["citations"]
-		v["summary"] = truncateRunes(st.observation(), 200)
+		v["summary"] = short(st.observation(), 200)
 		v["done"] = true
 		v["finish"] = true
 		v["complete"] = true
@@ -78,9 +80,9 @@ func (st *convState) stageValues(stage string) map[string]any {
 
 // findSchema returns the first JSON object with "properties" found in the
 // system messages.
-func findSchema(msgs []Message) map[string]any {
+func findSchema(msgs []llm.Message) map[string]any {
 	for _, m := range msgs {
-		if m.Role != RoleSystem {
+		if m.Role != llm.RoleSystem {
 			continue
 		}
 		s := m.Content
@@ -132,7 +134,7 @@ func fillSchema(schema map[string]any, known map[string]any, text string) any {
 		if enum, ok := schema["enum"].([]any); ok && len(enum) > 0 {
 			return enum[0]
 		}
-		return truncateRunes(text, 120)
+		return short(text, 120)
 	case "boolean":
 		return false
 	case "integer", "number":

@@ -1,4 +1,4 @@
-package llm
+package offline
 
 import (
 	"context"
@@ -9,9 +9,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/truncate"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
+	"github.com/vault-agent/vault-agent/search"
 )
 
-// Offline is the offline extractive model, the default when no provider is
+// Model is the offline extractive model, the default when no provider is
 // configured. It needs no network and no key. It is a deterministic policy:
 // each Chat call inspects the conversation (the goal, the tools offered, the
 // tool calls made so far and their results) and produces the next turn; the
@@ -73,30 +79,21 @@ import (
 // The policy reads the run's progress from assistant tool_calls and tool
 // result messages, so every phase must be sent a conversation that keeps
 // them. Plain calls (no tools) without a tag answer from what was read.
-type Offline struct{}
+type Model struct{}
 
-// NewOffline returns the offline model.
-func NewOffline() *Offline { return &Offline{} }
+// New returns the offline model.
+func New() *Model { return &Model{} }
 
 // Name returns "offline".
-func (*Offline) Name() string { return "offline" }
-
-// Tool names the offline policy knows.
-const (
-	toolLocalSearch  = "localSearch"
-	toolReadNote     = "readNote"
-	toolTimeRange    = "getTimeRangeMs"
-	toolWriteTodos   = "write_todos"
-	toolPlanProgress = "plan_progress"
-)
+func (*Model) Name() string { return "offline" }
 
 // Chat produces the next turn for req.
-func (o *Offline) Chat(ctx context.Context, req Request, onDelta func(string)) (*Response, error) {
+func (o *Model) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("offline model: %w", err)
 	}
 	st := readConversation(req)
-	var resp *Response
+	var resp *llm.Response
 	kind, name := detectPhase(req.Messages)
 	switch kind {
 	case "reason":
@@ -104,7 +101,7 @@ func (o *Offline) Chat(ctx context.Context, req Request, onDelta func(string)) (
 	case "observe":
 		resp = st.observeTurn()
 	case "plan":
-		resp = &Response{Content: st.typedPlan()}
+		resp = &llm.Response{Content: st.typedPlan()}
 	case "stage":
 		resp = st.stageTurn(name, req.Messages)
 	default: // react, act and untagged calls
@@ -136,22 +133,15 @@ func wordChunks(s string) []string {
 	return out
 }
 
-var rePhaseTag = regexp.MustCompile(`\[(phase|stage):([A-Za-z0-9_.\-]+)\]`)
-
-// detectPhase finds the mode tag in the first system message that has one.
-func detectPhase(msgs []Message) (kind, name string) {
+// detectPhase finds the phase tag (agent.FindTag) of the first system
+// message that has one.
+func detectPhase(msgs []llm.Message) (kind, name string) {
 	for _, m := range msgs {
-		if m.Role != RoleSystem {
+		if m.Role != llm.RoleSystem {
 			continue
 		}
-		for _, sm := range rePhaseTag.FindAllStringSubmatch(m.Content, -1) {
-			if sm[1] == "stage" {
-				return "stage", sm[2]
-			}
-			switch sm[2] {
-			case "reason", "observe", "act", "plan":
-				return sm[2], ""
-			}
+		if phase, stage, ok := agent.FindTag(m.Content); ok {
+			return phase, stage
 		}
 	}
 	return "", ""
@@ -159,20 +149,10 @@ func detectPhase(msgs []Message) (kind, name string) {
 
 // Parsed tool results.
 
-type searchHit struct {
-	Path       string   `json:"path"`
-	Title      string   `json:"title"`
-	Score      float64  `json:"score"`
-	Snippet    string   `json:"snippet"`
-	Heading    string   `json:"heading"`
-	ChunkIndex int      `json:"chunkIndex"`
-	Tags       []string `json:"tags"`
-}
-
 type searchRec struct {
 	query   string
 	total   int
-	results []searchHit
+	results []search.Result
 	failed  bool
 }
 
@@ -183,11 +163,6 @@ type readRec struct {
 	content  string
 	headings []string
 	failed   bool
-}
-
-type timeRange struct {
-	StartTime int64 `json:"startTime"`
-	EndTime   int64 `json:"endTime"`
 }
 
 // convState is what the offline policy knows about a run.
@@ -203,7 +178,7 @@ type convState struct {
 	progressed   map[string]bool
 	planDone     bool // a plan_progress with plan_status completed was made
 	timeCalled   bool
-	timeRange    *timeRange
+	timeRange    *search.DateRange
 	searches     []searchRec
 	readAsked    map[string]bool
 	reads        []readRec
@@ -212,13 +187,14 @@ type convState struct {
 }
 
 var (
-	reFeedback = regexp.MustCompile(`(?s)<plan_feedback>.*?</plan_feedback>`)
-	reReminder = regexp.MustCompile(`(?s)<(goal_plan_reminder|system-reminder)>.*?</(goal_plan_reminder|system-reminder)>`)
+	reFeedback = regexp.MustCompile(`(?s)<` + planner.TagFeedback + `>.*?</` + planner.TagFeedback + `>`)
+	// system-reminder blocks are what other agents' hosts inject.
+	reReminder = regexp.MustCompile(`(?s)<(` + planner.TagReminder + `|system-reminder)>.*?</(` + planner.TagReminder + `|system-reminder)>`)
 )
 
 func injected(content string) bool {
 	t := strings.TrimSpace(content)
-	return strings.HasPrefix(t, "<plan-continuation>") || strings.HasPrefix(t, "<system-reminder>")
+	return strings.HasPrefix(t, "<"+planner.TagContinuation+">") || strings.HasPrefix(t, "<system-reminder>")
 }
 
 func cleanGoal(content string) string {
@@ -228,7 +204,7 @@ func cleanGoal(content string) string {
 }
 
 // readConversation extracts the run state from the request.
-func readConversation(req Request) *convState {
+func readConversation(req llm.Request) *convState {
 	st := &convState{offered: map[string]bool{}, progressed: map[string]bool{}, readAsked: map[string]bool{}}
 	for _, t := range req.Tools {
 		st.offered[t.Name] = true
@@ -237,7 +213,7 @@ func readConversation(req Request) *convState {
 	msgs := req.Messages
 	goalAt := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == RoleUser && !injected(msgs[i].Content) {
+		if msgs[i].Role == llm.RoleUser && !injected(msgs[i].Content) {
 			goalAt = i
 			break
 		}
@@ -246,7 +222,7 @@ func readConversation(req Request) *convState {
 		st.goal = cleanGoal(msgs[goalAt].Content)
 		// A feedback-only message (plan review) keeps the earlier goal.
 		for j := goalAt - 1; j >= 0 && extractTerms(st.goal, false).empty(); j-- {
-			if msgs[j].Role == RoleUser && !injected(msgs[j].Content) {
+			if msgs[j].Role == llm.RoleUser && !injected(msgs[j].Content) {
 				st.goal = strings.TrimSpace(cleanGoal(msgs[j].Content) + " " + st.goal)
 			}
 		}
@@ -260,7 +236,7 @@ func readConversation(req Request) *convState {
 	var order []pending
 	for _, m := range msgs[goalAt+1:] {
 		switch m.Role {
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			if len(m.ToolCalls) > 0 {
 				st.lastResults = nil
 				st.lastFailures = 0
@@ -271,7 +247,7 @@ func readConversation(req Request) *convState {
 				order = append(order, p)
 				st.noteCall(tc.Name, tc.Arguments)
 			}
-		case RoleTool:
+		case llm.RoleTool:
 			p, ok := calls[m.ToolCallID]
 			if !ok && m.Name != "" {
 				p = pending{name: m.Name}
@@ -291,18 +267,18 @@ func (st *convState) noteCall(name, args string) {
 	var a map[string]any
 	_ = json.Unmarshal([]byte(args), &a)
 	switch name {
-	case toolWriteTodos:
+	case planner.ToolWriteTodos:
 		st.writeTodos = true
-	case toolTimeRange:
+	case agent.ToolTimeRange:
 		st.timeCalled = true
-	case toolPlanProgress:
+	case planner.ToolPlanProgress:
 		if id, _ := a["step_id"].(string); id != "" {
 			st.progressed[id] = true
 		}
 		if s, _ := a["plan_status"].(string); s == "completed" {
 			st.planDone = true
 		}
-	case toolReadNote:
+	case agent.ToolReadNote:
 		if p, _ := a["notePath"].(string); p != "" {
 			st.readAsked[p] = true
 		}
@@ -332,19 +308,19 @@ func (st *convState) noteResult(name, args, content string) {
 	}
 	content = stripReminder(content)
 	switch name {
-	case toolWriteTodos:
+	case planner.ToolWriteTodos:
 		var r struct {
 			OK bool `json:"ok"`
 		}
 		if !failed && json.Unmarshal([]byte(content), &r) == nil && r.OK {
 			st.planActive = true
 		}
-	case toolTimeRange:
-		var r timeRange
+	case agent.ToolTimeRange:
+		var r search.DateRange
 		if !failed && json.Unmarshal([]byte(content), &r) == nil && r.EndTime > r.StartTime {
 			st.timeRange = &r
 		}
-	case toolLocalSearch:
+	case agent.ToolLocalSearch:
 		rec := searchRec{failed: failed}
 		var a struct {
 			Query string `json:"query"`
@@ -352,15 +328,15 @@ func (st *convState) noteResult(name, args, content string) {
 		_ = json.Unmarshal([]byte(args), &a)
 		rec.query = a.Query
 		var r struct {
-			Results []searchHit `json:"results"`
-			Total   int         `json:"total"`
+			Results []search.Result `json:"results"`
+			Total   int             `json:"total"`
 		}
 		if !failed && json.Unmarshal([]byte(content), &r) == nil {
 			rec.results = r.Results
 			rec.total = max(r.Total, len(r.Results))
 		}
 		st.searches = append(st.searches, rec)
-	case toolReadNote:
+	case agent.ToolReadNote:
 		var a struct {
 			NotePath string `json:"notePath"`
 		}
@@ -406,12 +382,12 @@ func (st *convState) available(name string) bool {
 	if st.tools {
 		return st.offered[name]
 	}
-	return name == toolLocalSearch || name == toolReadNote || name == toolTimeRange
+	return name == agent.ToolLocalSearch || name == agent.ToolReadNote || name == agent.ToolTimeRange
 }
 
-func (st *convState) hits() []searchHit {
+func (st *convState) hits() []search.Result {
 	// The latest search first: a retry replaces a fruitless first search.
-	var out []searchHit
+	var out []search.Result
 	seen := map[string]bool{}
 	for i := len(st.searches) - 1; i >= 0; i-- {
 		for _, h := range st.searches[i].results {
@@ -426,58 +402,58 @@ func (st *convState) hits() []searchHit {
 
 func (st *convState) keywordText() string {
 	if st.terms.empty() {
-		return truncateRunes(st.goal, 60)
+		return short(st.goal, 60)
 	}
-	return truncateRunes(strings.Join(st.terms.all(), " "), 80)
+	return short(strings.Join(st.terms.all(), " "), 80)
 }
 
 // step is the policy's next move.
 type step struct {
 	text  string
-	calls []ToolCall
+	calls []llm.ToolCall
 	tools []string // for reason: tools to consider
 	final bool
 }
 
-func call(i int, name string, args any) ToolCall {
+func call(i int, name string, args any) llm.ToolCall {
 	b, _ := json.Marshal(args)
-	return ToolCall{ID: "call_" + strconv.Itoa(i), Name: name, Arguments: string(b)}
+	return llm.ToolCall{ID: "call_" + strconv.Itoa(i), Name: name, Arguments: string(b)}
 }
 
 // next is the react policy: the first step not yet done.
 func (st *convState) next() step {
 	kw := st.keywordText()
-	if st.available(toolWriteTodos) && !st.writeTodos {
+	if st.available(planner.ToolWriteTodos) && !st.writeTodos {
 		todos := []map[string]string{
-			{"id": "search", "content": truncateRunes("Search the vault for "+kw, 140), "status": "in_progress"},
+			{"id": "search", "content": short("Search the vault for "+kw, 140), "status": "in_progress"},
 			{"id": "read", "content": "Read the most relevant notes", "status": "pending"},
 			{"id": "answer", "content": "Answer with citations", "status": "pending"},
 		}
 		return step{text: "I'll plan this first: search, read the best notes, then answer.",
-			calls: []ToolCall{call(0, toolWriteTodos, map[string]any{"todos": todos})}, tools: []string{toolWriteTodos}}
+			calls: []llm.ToolCall{call(0, planner.ToolWriteTodos, map[string]any{"todos": todos})}, tools: []string{planner.ToolWriteTodos}}
 	}
-	if st.timeExpr != "" && st.available(toolTimeRange) && !st.timeCalled {
+	if st.timeExpr != "" && st.available(agent.ToolTimeRange) && !st.timeCalled {
 		return step{text: fmt.Sprintf("Working out the dates for %q.", st.timeExpr),
-			calls: []ToolCall{call(0, toolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
-			tools: []string{toolTimeRange}}
+			calls: []llm.ToolCall{call(0, agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
+			tools: []string{agent.ToolTimeRange}}
 	}
-	if st.available(toolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" {
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" {
 		q := st.terms.query()
 		if q == "" {
-			q = truncateRunes(st.goal, 200)
+			q = short(st.goal, 200)
 		}
 		return step{text: "Searching the vault for " + kw + ".",
-			calls: []ToolCall{call(0, toolLocalSearch, st.searchArgs(q))}, tools: []string{toolLocalSearch}}
+			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(q))}, tools: []string{agent.ToolLocalSearch}}
 	}
-	if st.available(toolLocalSearch) && len(st.searches) == 1 && len(st.hits()) == 0 {
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 1 && len(st.hits()) == 0 {
 		if loose := st.looseQuery(); loose != "" && loose != st.searches[0].query {
 			return step{text: "Nothing matched, so I'm trying looser terms: " + loose + ".",
-				calls: []ToolCall{call(0, toolLocalSearch, st.searchArgs(loose))}, tools: []string{toolLocalSearch}}
+				calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(loose))}, tools: []string{agent.ToolLocalSearch}}
 		}
 	}
 	hits := st.hits()
-	var toRead []searchHit
-	if st.available(toolReadNote) && len(st.reads) == 0 {
+	var toRead []search.Result
+	if st.available(agent.ToolReadNote) && len(st.reads) == 0 {
 		for _, h := range hits {
 			if !st.readAsked[h.Path] {
 				toRead = append(toRead, h)
@@ -487,23 +463,23 @@ func (st *convState) next() step {
 			}
 		}
 	}
-	planning := st.planActive && st.available(toolPlanProgress)
+	planning := st.planActive && st.available(planner.ToolPlanProgress)
 	if len(toRead) > 0 {
 		if planning && !st.progressed["search"] && !st.planDone {
 			return step{text: fmt.Sprintf("Search done: %s found; reading next.", plural(len(hits), "note")),
-				calls: []ToolCall{call(0, toolPlanProgress, map[string]any{
+				calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
 					"step_id": "search", "step_summary": fmt.Sprintf("Found %s.", plural(len(hits), "matching note")),
 					"next_step": "read"})},
-				tools: []string{toolPlanProgress}}
+				tools: []string{planner.ToolPlanProgress}}
 		}
-		var calls []ToolCall
+		var calls []llm.ToolCall
 		paths := make([]string, 0, len(toRead))
 		for i, h := range toRead {
-			calls = append(calls, call(i, toolReadNote, map[string]any{"notePath": h.Path, "chunkIndex": h.ChunkIndex}))
+			calls = append(calls, call(i, agent.ToolReadNote, map[string]any{"notePath": h.Path, "chunkIndex": h.ChunkIndex}))
 			paths = append(paths, h.Path)
 		}
 		return step{text: "Reading the most relevant notes: " + joinAnd(displayNames(paths)) + ".", calls: calls,
-			tools: []string{toolReadNote}}
+			tools: []string{agent.ToolReadNote}}
 	}
 	if planning && !st.planDone {
 		id, summary := "search", "No notes matched."
@@ -515,9 +491,9 @@ func (st *convState) next() step {
 			text = "Nothing matched; closing the plan before answering."
 		}
 		return step{text: text,
-			calls: []ToolCall{call(0, toolPlanProgress, map[string]any{
+			calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
 				"step_id": id, "step_summary": summary, "plan_status": "completed"})},
-			tools: []string{toolPlanProgress}}
+			tools: []string{planner.ToolPlanProgress}}
 	}
 	return step{final: true, text: "Answering from the notes read."}
 }
@@ -544,15 +520,15 @@ func (st *convState) looseQuery() string {
 }
 
 // actTurn is one react step.
-func (st *convState) actTurn() *Response {
+func (st *convState) actTurn() *llm.Response {
 	s := st.next()
 	if s.final {
-		return &Response{Content: st.answer()}
+		return &llm.Response{Content: st.answer()}
 	}
-	return &Response{Content: s.text, ToolCalls: s.calls}
+	return &llm.Response{Content: s.text, ToolCalls: s.calls}
 }
 
-func (st *convState) reasonTurn() *Response {
+func (st *convState) reasonTurn() *llm.Response {
 	s := st.next()
 	ctl := map[string]any{"plan": s.text, "tools_to_consider": nonNil(s.tools), "finish": s.final}
 	if s.final {
@@ -562,17 +538,17 @@ func (st *convState) reasonTurn() *Response {
 		}
 	}
 	text := "Next: " + strings.TrimSuffix(ctl["plan"].(string), ".") + "."
-	return &Response{Content: text + "\n\n" + fencedJSON(ctl)}
+	return &llm.Response{Content: text + "\n\n" + fencedJSON(ctl)}
 }
 
-func (st *convState) observeTurn() *Response {
+func (st *convState) observeTurn() *llm.Response {
 	obs := st.observation()
 	s := st.next()
 	ctl := map[string]any{"observation": obs, "should_continue": !s.final, "final_answer": ""}
 	if s.final {
 		ctl["final_answer"] = st.answer()
 	}
-	return &Response{Content: obs + "\n\n" + fencedJSON(ctl)}
+	return &llm.Response{Content: obs + "\n\n" + fencedJSON(ctl)}
 }
 
 // observation summarizes the last batch of tool results.
@@ -588,7 +564,7 @@ func (st *convState) observation() string {
 		}
 		seen[name] = true
 		switch name {
-		case toolLocalSearch:
+		case agent.ToolLocalSearch:
 			last := st.searches[len(st.searches)-1]
 			if len(last.results) == 0 {
 				parts = append(parts, "The search found no notes.")
@@ -603,7 +579,7 @@ func (st *convState) observation() string {
 				parts = append(parts, fmt.Sprintf("The search found %s; the best are %s.",
 					plural(last.total, "note"), joinAnd(names)))
 			}
-		case toolReadNote:
+		case agent.ToolReadNote:
 			var names []string
 			for _, r := range st.reads {
 				if !r.failed {
@@ -613,13 +589,13 @@ func (st *convState) observation() string {
 			if len(names) > 0 {
 				parts = append(parts, "Read "+joinAnd(names)+".")
 			}
-		case toolTimeRange:
+		case agent.ToolTimeRange:
 			if st.timeRange != nil {
 				parts = append(parts, fmt.Sprintf("The time range for %q is known.", st.timeExpr))
 			}
-		case toolWriteTodos:
+		case planner.ToolWriteTodos:
 			parts = append(parts, "The plan is recorded.")
-		case toolPlanProgress:
+		case planner.ToolPlanProgress:
 			parts = append(parts, "Plan progress recorded.")
 		default:
 			parts = append(parts, name+" returned.")
@@ -644,10 +620,10 @@ func (st *convState) typedPlan() string {
 		steps = append(steps, planStep{ID: "s" + strconv.Itoa(len(steps)+1), Description: desc, Tools: tools, ExitCriteria: exit})
 	}
 	if st.timeExpr != "" {
-		add(fmt.Sprintf("Work out the dates for %q", st.timeExpr), []string{toolTimeRange}, "A start and end time are known")
+		add(fmt.Sprintf("Work out the dates for %q", st.timeExpr), []string{agent.ToolTimeRange}, "A start and end time are known")
 	}
-	add("Search the vault for "+kw, []string{toolLocalSearch}, "Relevant notes found, or two searches returned nothing")
-	add("Read the most relevant notes", []string{toolReadNote}, "The top 3 notes have been read")
+	add("Search the vault for "+kw, []string{agent.ToolLocalSearch}, "Relevant notes found, or two searches returned nothing")
+	add("Read the most relevant notes", []string{agent.ToolReadNote}, "The top 3 notes have been read")
 	add("Answer with citations", []string{}, "The answer quotes the notes and cites them as [[Note]]")
 	b, _ := json.Marshal(map[string]any{
 		"steps":         steps,
@@ -683,7 +659,7 @@ type source struct {
 func (st *convState) sources() []source {
 	var out []source
 	seen := map[string]bool{}
-	snippets := map[string]searchHit{}
+	snippets := map[string]search.Result{}
 	for _, h := range st.hits() {
 		if _, ok := snippets[h.Path]; !ok {
 			snippets[h.Path] = h
@@ -837,7 +813,7 @@ func (st *convState) citations() []string {
 func (st *convState) noNotesAnswer() string {
 	kw := st.keywordText()
 	var b strings.Builder
-	if !st.available(toolLocalSearch) && len(st.searches) == 0 {
+	if !st.available(agent.ToolLocalSearch) && len(st.searches) == 0 {
 		return "I could not search the vault in this step, so I have no notes to answer from."
 	}
 	fmt.Fprintf(&b, "I couldn't find any notes in your vault matching %q", kw)
@@ -899,12 +875,9 @@ func joinAnd(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
-func truncateRunes(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if rs := []rune(s); len(rs) > n {
-		return string(rs[:n-1]) + "…"
-	}
-	return s
+// short is s on one line, cut to n runes.
+func short(s string, n int) string {
+	return truncate.Runes(strings.Join(strings.Fields(s), " "), n)
 }
 
 func containsString(ss []string, s string) bool {

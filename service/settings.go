@@ -1,0 +1,164 @@
+package service
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vault-agent/vault-agent/agent"
+)
+
+// Settings configure the model, the agent's runs and the vault. Every
+// front-end shares them: a vault is opened with defaults, a run may
+// override any of them (Merge). A zero value, or a nil pointer, keeps the
+// value from the level below; the documented defaults apply at the end
+// (RunConfig). The JSON forms (rpc's initialize and agent/run settings)
+// belong to the front-ends.
+type Settings struct {
+	// Provider is offline, openai or scripted; "" is openai when an API
+	// key or a base URL is configured (here or in Env), else offline.
+	Provider string
+	// Model is the model name for openai ("" uses Env.Model, else the
+	// first model the server at BaseURL lists).
+	Model string
+	// BaseURL is an OpenAI-compatible endpoint ("" uses Env.BaseURL).
+	BaseURL string
+	// Script is the fixture file of the scripted provider.
+	Script string
+
+	// Mode is the loop: react (default), roa, par or staged.
+	Mode string
+	// MaxIterations is clamped to 1..50 (default 10).
+	MaxIterations int
+	// Timeout bounds a run (default 5 minutes).
+	Timeout time.Duration
+	// Planner turns on the write_todos planner (enableAgentPlannerV0).
+	Planner *bool
+	// PlanReview ends a run after its first plan, for the user to review.
+	PlanReview *bool
+	// MaxPlanContinuations caps continuation nudges (default 5).
+	MaxPlanContinuations int
+	// PlanReminderInterval is the iterations between plan reminders
+	// (default 3).
+	PlanReminderInterval int
+	// RequestInputTimeout bounds the wait for the user's answer to
+	// request_input (default 10 minutes).
+	RequestInputTimeout time.Duration
+	// Policy is the stage policy file of staged mode ("" = built in).
+	Policy string
+
+	// ReasoningWindow is how many steps the reasoning block shows while
+	// reasoning (default 2).
+	ReasoningWindow int
+	// Trace is a file, outside the vault, the run's events are written to
+	// as JSON lines.
+	Trace string
+
+	// Excludes are vault folders or glob patterns to skip; they apply when
+	// the vault is opened.
+	Excludes []string
+	// ObsidianExcludes applies Obsidian's "Excluded files" setting (default
+	// true); it applies when the vault is opened.
+	ObsidianExcludes *bool
+}
+
+// Providers are the model providers.
+var Providers = []string{ProviderOffline, ProviderOpenAI, ProviderScripted}
+
+// Provider names.
+const (
+	ProviderOffline  = "offline"
+	ProviderOpenAI   = "openai"
+	ProviderScripted = "scripted"
+)
+
+// Modes are the agent's loops.
+var Modes = []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged}
+
+// Merge returns s with every field o sets applied over it.
+func (s Settings) Merge(o Settings) Settings {
+	sv := reflect.ValueOf(&s).Elem()
+	ov := reflect.ValueOf(o)
+	for i := range ov.NumField() {
+		if f := ov.Field(i); !f.IsZero() {
+			sv.Field(i).Set(f)
+		}
+	}
+	return s
+}
+
+// NamesModel reports whether s chooses a model: a run whose settings do
+// gets a model of its own.
+func (s Settings) NamesModel() bool {
+	return s.Provider != "" || s.Model != "" || s.BaseURL != "" || s.Script != ""
+}
+
+// SettingError is a setting with a value that cannot be used. Key is the
+// setting's name as hosts write it (maxIterations, timeoutMs, trace...).
+type SettingError struct {
+	Key string
+	Msg string
+	// Err is the underlying error, when there is one.
+	Err error
+}
+
+func (e *SettingError) Error() string { return fmt.Sprintf("%q %s", e.Key, e.Msg) }
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// Validate checks values, naming the setting at fault. vaultRoot, when
+// set, is where a trace must not be written.
+func (s Settings) Validate(vaultRoot string) error {
+	if p := strings.ToLower(strings.TrimSpace(s.Provider)); p != "" && !slices.Contains(Providers, p) {
+		return &SettingError{Key: "provider", Msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(Providers, ", "), s.Provider)}
+	}
+	if s.Mode != "" && !slices.Contains(Modes, s.Mode) {
+		return &SettingError{Key: "mode", Msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(Modes, ", "), s.Mode)}
+	}
+	nonNeg := []struct {
+		key string
+		v   int64
+	}{
+		{"maxIterations", int64(s.MaxIterations)},
+		{"timeoutMs", s.Timeout.Milliseconds()},
+		{"reasoningWindow", int64(s.ReasoningWindow)},
+		{"maxPlanContinuations", int64(s.MaxPlanContinuations)},
+		{"planReminderInterval", int64(s.PlanReminderInterval)},
+		{"requestInputTimeoutMs", s.RequestInputTimeout.Milliseconds()},
+	}
+	for _, n := range nonNeg {
+		if n.v < 0 {
+			return &SettingError{Key: n.key, Msg: fmt.Sprintf("must not be negative, got %d", n.v)}
+		}
+	}
+	if s.Trace != "" && vaultRoot != "" {
+		abs, err := filepath.Abs(s.Trace)
+		if err != nil {
+			return &SettingError{Key: "trace", Msg: err.Error(), Err: err}
+		}
+		if rel, err := filepath.Rel(vaultRoot, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return &SettingError{Key: "trace", Msg: "must be outside the vault (the vault is read-only)"}
+		}
+	}
+	return nil
+}
+
+// RunConfig is the agent's run configuration of s, defaults applied.
+func (s Settings) RunConfig() agent.Config {
+	return agent.Config{
+		Mode:                 s.Mode,
+		MaxIterations:        s.MaxIterations,
+		Timeout:              s.Timeout,
+		Planner:              isTrue(s.Planner),
+		PlanReview:           isTrue(s.PlanReview),
+		MaxPlanContinuations: s.MaxPlanContinuations,
+		PlanReminderInterval: s.PlanReminderInterval,
+		RequestInputTimeout:  s.RequestInputTimeout,
+		PolicyPath:           s.Policy,
+	}.Normalize()
+}
+
+func isTrue(p *bool) bool { return p != nil && *p }
