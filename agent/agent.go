@@ -53,8 +53,10 @@ type RunRequest struct {
 	RunID     string
 	SessionID string
 	Message   string
-	History   []llm.Message
-	Config    Config
+	// History is the conversation so far, as the model may see it: a
+	// front-end strips its own markup (reasoning markers) first.
+	History []llm.Message
+	Config  Config
 	// Model overrides the agent's default model for this run.
 	Model llm.Model
 	// Stop, when closed, stops the run as Agent.Stop does. A front-end

@@ -403,23 +403,6 @@ func TestScriptExhaustionFailsLoudly(t *testing.T) {
 	}
 }
 
-func TestHistoryMarkersAreStripped(t *testing.T) {
-	a, model := newTestAgent(t, []llm.Turn{{Content: "ok"}})
-	hist := []llm.Message{
-		{Role: llm.RoleUser, Content: "earlier question"},
-		{Role: llm.RoleAssistant, Content: `<!--AGENT_REASONING:complete:3:["Searching"]-->` + "\n\nearlier answer" +
-			`<!--TOOL_CALL_START:1:localSearch-->junk<!--TOOL_CALL_END:1:x-->`},
-	}
-	if _, err := a.Run(context.Background(), RunRequest{Message: "follow-up", History: hist}, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range model.Requests()[0].Messages {
-		if strings.Contains(m.Content, "<!--") || strings.Contains(m.Content, "junk") {
-			t.Fatalf("marker reached the model: %q", m.Content)
-		}
-	}
-}
-
 func TestToolSchemasAreGenerated(t *testing.T) {
 	a, _ := newTestAgent(t, nil)
 	for _, d := range a.Tools() {

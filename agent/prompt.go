@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/llm"
-	"github.com/vault-agent/vault-agent/reasoning/marker"
 )
 
 // reactSystemPrompt is the system prompt of the react loop. Its version is
@@ -25,9 +24,7 @@ func buildMessages(system string, history []llm.Message, user string) []llm.Mess
 	msgs := make([]llm.Message, 0, len(history)+2)
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, m := range history {
-		// Our reasoning markers and the legacy tool-call markers in host
-		// history never reach the model.
-		m.Content = strings.TrimSpace(marker.Strip(m.Content))
+		m.Content = strings.TrimSpace(m.Content)
 		if m.Role == llm.RoleSystem {
 			continue // the host's history never overrides our system prompt
 		}

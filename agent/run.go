@@ -38,8 +38,8 @@ type runState struct {
 	registry    *Registry
 	index       Index
 
-	// history is the host's earlier conversation, markers stripped by
-	// buildMessages.
+	// history is the earlier conversation (buildMessages drops its system
+	// and empty messages).
 	history []llm.Message
 	// promptVersion is the version of the prompts of the current phase.
 	promptVersion string

@@ -10,14 +10,16 @@ import (
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/reasoning"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
+	"github.com/vault-agent/vault-agent/service"
 )
 
-// agentRun runs agent/run: the run's events become agent/update and
+// AgentRun runs agent/run: the run's events become agent/update and
 // agent/message notifications, and the reply carries its result.
 // $/cancelRequest on the request stops the run like agent/stop; the reply
 // is then -32800 with the result as the error's data.
-func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResult, error) {
-	const method = MethodAgentRun
+func (s *Server) AgentRun(ctx context.Context, p *protocol.AgentRunParams) (*protocol.AgentRunResult, error) {
+	const method = protocol.MethodAgentRun
 	if strings.TrimSpace(p.Message) == "" {
 		return nil, required(method, "message", "the user's question or task")
 	}
@@ -25,18 +27,16 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 		switch m.Role {
 		case llm.RoleUser, llm.RoleAssistant, llm.RoleSystem:
 		default:
-			return nil, &paramError{field: fmt.Sprintf("history[%d].role", i),
-				msg: fmt.Sprintf("must be user, assistant or system, got %q", m.Role)}
+			return nil, fieldError(fmt.Sprintf("history[%d].role", i), "must be user, assistant or system, got %q", m.Role)
 		}
 	}
-	s.mu.Lock()
-	a, base, v := s.agent, s.settings, s.vault
-	s.mu.Unlock()
-	if a == nil || v == nil {
-		return nil, errShutDown
+	svc, err := s.open()
+	if err != nil {
+		return nil, err
 	}
-	settings := base.merge(p.Settings)
-	if err := settings.validate(v.Root()); err != nil {
+	overrides := settingsOf(p.Settings)
+	settings, err := svc.RunSettings(overrides)
+	if err != nil {
 		return nil, err
 	}
 	unknown := p.Settings.Unknown()
@@ -46,186 +46,153 @@ func (s *Server) agentRun(ctx context.Context, p *AgentRunParams) (*AgentRunResu
 	if p.Settings != nil && (len(p.Settings.Excludes) > 0 || p.Settings.ObsidianExcludes != nil) {
 		s.log.Warn("agent/run: the excludes and obsidianExcludes settings only apply at initialize; ignored for this run")
 	}
-	var model llm.Model
-	if o := p.Settings; o != nil && (o.Provider != "" || o.Model != "" || o.BaseURL != "") {
-		m, err := s.newModel(ctx, settings)
-		if err != nil {
-			return nil, err
-		}
-		model = m
-	}
+	a := svc.Agent()
 	runID := p.RunID
 	if runID == "" {
 		runID = a.NewRunID()
 	} else if a.Active(runID) {
-		return nil, &paramError{field: "runId", msg: fmt.Sprintf("run %q is already active; pick another runId or omit it", runID)}
+		return nil, fieldError("runId", "run %q is already active; pick another runId or omit it", runID)
 	}
-	cfg := settings.agentConfig()
-	runCtx := s.runsCtx
 
 	obs := reasoning.NewObserver(reasoning.Config{
 		Window:  settings.ReasoningWindow,
-		Planner: cfg.Planner,
+		Planner: settings.RunConfig().Planner,
 		Publish: func(content string) {
-			s.notify(NotifyAgentMessage, AgentMessageParams{RunID: runID, Content: content})
+			_ = s.client.AgentMessage(ctx, &protocol.AgentMessageParams{RunID: runID, Content: content})
 		},
 	})
-	obs.Start(runCtx)
+	obs.Start(s.runsCtx)
 	defer obs.Stop()
 
-	sinks := []agent.Sink{&updateSink{s: s, runID: runID}, obs}
-	if settings.Trace != "" {
-		tw, err := agent.CreateTrace(settings.Trace)
-		if err != nil {
-			return nil, &paramError{field: "settings.trace", msg: err.Error()}
-		}
-		defer func() {
-			if err := tw.Close(); err != nil {
-				s.log.Warn("writing the trace failed", "error", err)
-			}
-		}()
-		sinks = append(sinks, tw)
-	}
-
-	res, err := a.Run(runCtx, agent.RunRequest{
+	res, err := svc.Run(s.runsCtx, service.RunRequest{
 		RunID:     runID,
 		SessionID: p.SessionID,
 		Message:   p.Message,
-		History:   p.History,
-		Config:    cfg,
-		Model:     model,
+		History:   historyOf(p.History),
+		Settings:  overrides,
 		// The host cancelling the request stops the run at its next phase
 		// boundary, as agent/stop does.
 		Stop: ctx.Done(),
-	}, agent.Tee(sinks...))
+	}, agent.Tee(&updateSink{client: s.client, runID: runID}, obs))
 	obs.Stop()
 	if err != nil {
 		if errors.Is(err, agent.ErrDuplicateRun) {
-			return nil, &paramError{field: "runId", msg: fmt.Sprintf("run %q is already active", runID)}
+			return nil, fieldError("runId", "run %q is already active", runID)
+		}
+		var se *service.SettingError
+		if errors.As(err, &se) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("agent run %s: %w", runID, err)
 	}
-	out := &AgentRunResult{
-		RunID:           res.RunID,
-		Answer:          res.Answer,
-		Content:         obs.Content(),
-		StopReason:      res.StopReason,
-		Iterations:      res.Iterations,
-		ElapsedMs:       res.ElapsedMs,
-		Plan:            res.Plan,
-		Capsule:         res.Capsule,
-		Error:           res.Error,
-		UnknownSettings: unknown,
-	}
+	out := wireRunResult(res, obs.Content(), unknown)
 	if out.RunID == "" {
 		out.RunID = runID
 	}
 	return out, nil
 }
 
-// agentStop runs agent/stop.
-func (s *Server) agentStop(ctx context.Context, p *AgentStopParams) (*AgentStopResult, error) {
+// AgentStop runs agent/stop.
+func (s *Server) AgentStop(ctx context.Context, p *protocol.AgentStopParams) (*protocol.AgentStopResult, error) {
 	if p.RunID == "" {
-		return nil, required(MethodAgentStop, "runId", "the runId of an active agent/run")
+		return nil, required(protocol.MethodAgentStop, "runId", "the runId of an active agent/run")
 	}
-	s.mu.Lock()
-	a := s.agent
-	s.mu.Unlock()
-	if a == nil {
-		return nil, errShutDown
+	svc, err := s.open()
+	if err != nil {
+		return nil, err
 	}
-	if err := a.Stop(p.RunID); err != nil {
+	if err := svc.Agent().Stop(p.RunID); err != nil {
 		if errors.Is(err, agent.ErrUnknownRun) {
-			return &AgentStopResult{Stopped: false}, nil
+			return &protocol.AgentStopResult{Stopped: false}, nil
 		}
 		return nil, err
 	}
-	return &AgentStopResult{Stopped: true}, nil
+	return &protocol.AgentStopResult{Stopped: true}, nil
 }
 
-// agentInput runs agent/input.
-func (s *Server) agentInput(ctx context.Context, p *AgentInputParams) (*AgentInputResult, error) {
+// AgentInput runs agent/input.
+func (s *Server) AgentInput(ctx context.Context, p *protocol.AgentInputParams) (*protocol.AgentInputResult, error) {
 	if p.RunID == "" {
-		return nil, required(MethodAgentInput, "runId", "the runId of the run that sent agent_request_input")
+		return nil, required(protocol.MethodAgentInput, "runId", "the runId of the run that sent agent_request_input")
 	}
-	s.mu.Lock()
-	a := s.agent
-	s.mu.Unlock()
-	if a == nil {
-		return nil, errShutDown
+	svc, err := s.open()
+	if err != nil {
+		return nil, err
 	}
-	if err := a.Input(p.RunID, p.Content); err != nil {
+	if err := svc.Agent().Input(p.RunID, p.Content); err != nil {
 		if errors.Is(err, agent.ErrUnknownRun) {
-			return &AgentInputResult{Accepted: false}, nil
+			return &protocol.AgentInputResult{Accepted: false}, nil
 		}
 		return nil, err
 	}
-	return &AgentInputResult{Accepted: true}, nil
+	return &protocol.AgentInputResult{Accepted: true}, nil
 }
 
 // updateSink maps a run's events to agent/update notifications. Emit is
 // called from the run's goroutine, in order.
 type updateSink struct {
-	s     *Server
-	runID string
+	client protocol.Client
+	runID  string
 }
 
 func (u *updateSink) Emit(ev agent.Event) {
 	for _, p := range updatesFor(u.runID, ev) {
-		u.s.notify(NotifyAgentUpdate, p)
+		_ = u.client.AgentUpdate(context.Background(), &p)
 	}
 }
 
 // updatesFor maps one event to its agent/update notifications (none for
 // events the protocol does not surface).
-func updatesFor(runID string, ev agent.Event) []AgentUpdateParams {
-	base := AgentUpdateParams{RunID: runID, Step: ev.Iteration}
-	one := func(p AgentUpdateParams) []AgentUpdateParams { return []AgentUpdateParams{p} }
+func updatesFor(runID string, ev agent.Event) []protocol.AgentUpdateParams {
+	base := protocol.AgentUpdateParams{RunID: runID, Step: ev.Iteration}
+	one := func(p protocol.AgentUpdateParams) []protocol.AgentUpdateParams {
+		return []protocol.AgentUpdateParams{p}
+	}
 	switch ev.EventType {
 	case agent.EventRunStarted:
 		p, _ := ev.Payload.(agent.RunStartedPayload)
-		base.UpdateType, base.Mode, base.MaxIterations = UpdateAgentStart, p.Mode, p.MaxIterations
+		base.UpdateType, base.Mode, base.MaxIterations = protocol.UpdateAgentStart, p.Mode, p.MaxIterations
 		return one(base)
 	case agent.EventTurnStarted:
 		if p, ok := ev.Payload.(agent.TurnStartedPayload); ok && p.Iteration > 0 {
 			base.Step = p.Iteration
 		}
-		base.UpdateType = UpdateAgentTurnStart
+		base.UpdateType = protocol.UpdateAgentTurnStart
 		return one(base)
 	case agent.EventReasonEmitted:
 		p, _ := ev.Payload.(agent.TextPayload)
-		base.UpdateType, base.Content = UpdateAgentReason, p.Text
+		base.UpdateType, base.Content = protocol.UpdateAgentReason, p.Text
 		return one(base)
 	case agent.EventObserveEmitted:
 		p, _ := ev.Payload.(agent.TextPayload)
-		base.UpdateType, base.Content = UpdateAgentObserve, p.Text
+		base.UpdateType, base.Content = protocol.UpdateAgentObserve, p.Text
 		return one(base)
 	case agent.EventToolInvoked:
 		p, _ := ev.Payload.(agent.ToolInvokedPayload)
-		base.UpdateType, base.Tool, base.CallID, base.Summary = UpdateToolStart, p.Tool, p.CallID, p.Summary
+		base.UpdateType, base.Tool, base.CallID, base.Summary = protocol.UpdateToolStart, p.Tool, p.CallID, p.Summary
 		base.Arguments = validRaw(p.Arguments)
 		return one(base)
 	case agent.EventToolReturned:
 		p, _ := ev.Payload.(agent.ToolReturnedPayload)
 		base.Tool, base.CallID, base.Summary, base.LatencyMs = p.Tool, p.CallID, p.Summary, p.LatencyMs
 		if p.Success {
-			base.UpdateType, base.Output = UpdateToolComplete, validRaw(p.Output)
+			base.UpdateType, base.Output = protocol.UpdateToolComplete, validRaw(p.Output)
 		} else {
-			base.UpdateType, base.Error = UpdateToolError, p.Error
+			base.UpdateType, base.Error = protocol.UpdateToolError, p.Error
 		}
 		return one(base)
 	case agent.EventPlanAuthored, agent.EventPlanUpdated:
 		p, _ := ev.Payload.(agent.PlanPayload)
-		base.UpdateType, base.Plan = UpdatePlanUpdated, &p
+		base.UpdateType, base.Plan = protocol.UpdatePlanUpdated, wirePlan(p)
 		return one(base)
 	case agent.EventPlanContinuation:
 		p, _ := ev.Payload.(agent.PlanContinuationPayload)
-		base.UpdateType, base.Content = UpdatePlanContinuation, p.Text
+		base.UpdateType, base.Content = protocol.UpdatePlanContinuation, p.Text
 		return one(base)
 	case agent.EventPlanReviewPending:
-		base.UpdateType = UpdatePlanReviewPending
+		base.UpdateType = protocol.UpdatePlanReviewPending
 		if p, ok := ev.Payload.(agent.PlanPayload); ok {
-			base.Plan = &p
+			base.Plan = wirePlan(p)
 		}
 		return one(base)
 	case agent.EventInputRequested:
@@ -234,21 +201,21 @@ func updatesFor(runID string, ev agent.Event) []AgentUpdateParams {
 		if q == "" {
 			q, _ = p.Control["question"].(string)
 		}
-		base.UpdateType, base.Question = UpdateAgentRequestInput, q
+		base.UpdateType, base.Question = protocol.UpdateAgentRequestInput, q
 		return one(base)
 	case agent.EventInputTimeout:
-		base.UpdateType = UpdateAgentRequestInputTimeout
+		base.UpdateType = protocol.UpdateAgentRequestInputTimeout
 		return one(base)
 	case agent.EventRunTerminated:
 		p, _ := ev.Payload.(agent.RunTerminatedPayload)
 		base.StopReason, base.Iterations, base.ElapsedMs = p.StopReason, p.Iterations, p.ElapsedMs
-		var out []AgentUpdateParams
+		var out []protocol.AgentUpdateParams
 		if p.StopReason == agent.StopStopped {
 			stopped := base
-			stopped.UpdateType = UpdateAgentStopped
+			stopped.UpdateType = protocol.UpdateAgentStopped
 			out = append(out, stopped)
 		}
-		base.UpdateType, base.Error = UpdateAgentCompletion, p.Error
+		base.UpdateType, base.Error = protocol.UpdateAgentCompletion, p.Error
 		return append(out, base)
 	}
 	return nil

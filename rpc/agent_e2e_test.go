@@ -22,6 +22,7 @@ import (
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/llm/llmtest"
 	"github.com/vault-agent/vault-agent/rpc"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/service"
 )
@@ -74,7 +75,7 @@ func hostMessages(t *testing.T, s *rpctest.Session, runID string) []hostMessage 
 	t.Helper()
 	var out []hostMessage
 	for _, n := range s.Notifications("agent/message") {
-		var p rpc.AgentMessageParams
+		var p protocol.AgentMessageParams
 		if err := json.Unmarshal(n.Params, &p); err != nil {
 			t.Fatalf("agent/message params %s: %v", n.Params, err)
 		}
@@ -101,19 +102,19 @@ const heldTextRetracted = true
 // run: statuses only move forward, elapsed never decreases, at most window
 // steps while reasoning, no two consecutive messages alike, and the last
 // one is the result's complete content. It returns the messages.
-func checkMessageStream(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult, window int) []hostMessage {
+func checkMessageStream(t *testing.T, s *rpctest.Session, res protocol.AgentRunResult, window int) []hostMessage {
 	t.Helper()
 	return checkMessages(t, s, res, window, false)
 }
 
 // checkMessageStreamRetracting is checkMessageStream for runs in which
 // shown text may be retracted (see heldTextRetracted).
-func checkMessageStreamRetracting(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult, window int) []hostMessage {
+func checkMessageStreamRetracting(t *testing.T, s *rpctest.Session, res protocol.AgentRunResult, window int) []hostMessage {
 	t.Helper()
 	return checkMessages(t, s, res, window, heldTextRetracted)
 }
 
-func checkMessages(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult, window int, retracting bool) []hostMessage {
+func checkMessages(t *testing.T, s *rpctest.Session, res protocol.AgentRunResult, window int, retracting bool) []hostMessage {
 	t.Helper()
 	msgs := hostMessages(t, s, res.RunID)
 	if len(msgs) == 0 {
@@ -153,10 +154,10 @@ func checkMessages(t *testing.T, s *rpctest.Session, res rpc.AgentRunResult, win
 }
 
 // updates returns runID's agent/update notifications.
-func updates(s *rpctest.Session, runID string) []rpc.AgentUpdateParams {
-	var out []rpc.AgentUpdateParams
+func updates(s *rpctest.Session, runID string) []protocol.AgentUpdateParams {
+	var out []protocol.AgentUpdateParams
 	for _, n := range s.Notifications("agent/update") {
-		var u rpc.AgentUpdateParams
+		var u protocol.AgentUpdateParams
 		json.Unmarshal(n.Params, &u)
 		if u.RunID == runID {
 			out = append(out, u)
@@ -165,7 +166,7 @@ func updates(s *rpctest.Session, runID string) []rpc.AgentUpdateParams {
 	return out
 }
 
-func typesOf(us []rpc.AgentUpdateParams) []string {
+func typesOf(us []protocol.AgentUpdateParams) []string {
 	out := make([]string, len(us))
 	for i, u := range us {
 		out[i] = u.UpdateType
@@ -174,7 +175,7 @@ func typesOf(us []rpc.AgentUpdateParams) []string {
 }
 
 // onlyTypes keeps the updates whose type is in keep, in order.
-func onlyTypes(us []rpc.AgentUpdateParams, keep ...string) []string {
+func onlyTypes(us []protocol.AgentUpdateParams, keep ...string) []string {
 	var out []string
 	for _, u := range us {
 		if slices.Contains(keep, u.UpdateType) {
@@ -185,7 +186,7 @@ func onlyTypes(us []rpc.AgentUpdateParams, keep ...string) []string {
 }
 
 // runAgent sends agent/run and returns its result and raw result JSON.
-func runAgent(t *testing.T, s *rpctest.Session, params map[string]any) (rpc.AgentRunResult, map[string]json.RawMessage) {
+func runAgent(t *testing.T, s *rpctest.Session, params map[string]any) (protocol.AgentRunResult, map[string]json.RawMessage) {
 	t.Helper()
 	call, err := s.Start("agent/run", params)
 	if err != nil {
@@ -194,7 +195,7 @@ func runAgent(t *testing.T, s *rpctest.Session, params map[string]any) (rpc.Agen
 	return waitRun(t, call)
 }
 
-func waitRun(t *testing.T, call *rpctest.Call) (rpc.AgentRunResult, map[string]json.RawMessage) {
+func waitRun(t *testing.T, call *rpctest.Call) (protocol.AgentRunResult, map[string]json.RawMessage) {
 	t.Helper()
 	resp, err := call.Wait(ctxT(t))
 	if err != nil {
@@ -203,7 +204,7 @@ func waitRun(t *testing.T, call *rpctest.Call) (rpc.AgentRunResult, map[string]j
 	if resp.Error != nil {
 		t.Fatalf("agent/run: %v", resp.Error)
 	}
-	var res rpc.AgentRunResult
+	var res protocol.AgentRunResult
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
 		t.Fatalf("agent/run result %s: %v", resp.Result, err)
@@ -471,7 +472,7 @@ func isSubsequence(sub, seq []string) bool {
 }
 
 // todoStatuses maps a plan update's todo ids to their statuses.
-func todoStatuses(u rpc.AgentUpdateParams) map[string]string {
+func todoStatuses(u protocol.AgentUpdateParams) map[string]string {
 	out := map[string]string{}
 	if u.Plan != nil {
 		for _, td := range u.Plan.Todos {
@@ -516,7 +517,7 @@ func TestAgentPlanContinuation(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("updates\n%v\nwant\n%v", got, want)
 	}
-	var plans []rpc.AgentUpdateParams
+	var plans []protocol.AgentUpdateParams
 	for _, u := range us {
 		switch u.UpdateType {
 		case "plan_updated":
@@ -723,7 +724,7 @@ func TestAgentStopDuringModelTurn(t *testing.T) {
 	b, _ := s.Start("agent/run", map[string]any{"message": "OTHER question about shakshuka", "runId": "other"})
 	// The slow run is inside its second model turn (60 s long).
 	if _, err := s.AwaitNotification(ctx, "agent/update", func(p json.RawMessage) bool {
-		var u rpc.AgentUpdateParams
+		var u protocol.AgentUpdateParams
 		json.Unmarshal(p, &u)
 		return u.RunID == "slow" && u.UpdateType == "agent_turn_start" && u.Step == 2
 	}); err != nil {
@@ -732,7 +733,7 @@ func TestAgentStopDuringModelTurn(t *testing.T) {
 	if _, err := s.AwaitNotification(ctx, "agent/update", updateIs("other", "agent_turn_start")); err != nil {
 		t.Fatal(err)
 	}
-	var stop rpc.AgentStopResult
+	var stop protocol.AgentStopResult
 	if err := s.Call(ctx, "agent/stop", map[string]any{"runId": "slow"}, &stop); err != nil || !stop.Stopped {
 		t.Fatalf("agent/stop = %+v, %v", stop, err)
 	}
@@ -789,7 +790,7 @@ func TestAgentRequestInputROA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var u rpc.AgentUpdateParams
+		var u protocol.AgentUpdateParams
 		json.Unmarshal(n.Params, &u)
 		if u.Question != "Rye or wheat?" || u.Step != 1 {
 			t.Errorf("agent_request_input = %+v", u)
@@ -800,7 +801,7 @@ func TestAgentRequestInputROA(t *testing.T) {
 		}); err != nil {
 			t.Error(err)
 		}
-		var in rpc.AgentInputResult
+		var in protocol.AgentInputResult
 		if err := s.Call(ctx, "agent/input", map[string]any{"runId": "ri1", "content": "rye, please"}, &in); err != nil || !in.Accepted {
 			t.Fatalf("agent/input = %+v, %v", in, err)
 		}
@@ -833,7 +834,7 @@ func TestAgentRequestInputROA(t *testing.T) {
 		if model.Remaining() != 1 {
 			t.Errorf("the run went on after the timeout: %d turns left", model.Remaining())
 		}
-		var in rpc.AgentInputResult
+		var in protocol.AgentInputResult
 		if err := s.Call(ctxT(t), "agent/input", map[string]any{"runId": "ri2", "content": "too late"}, &in); err != nil || in.Accepted {
 			t.Errorf("agent/input after the timeout = %+v, %v", in, err)
 		}
@@ -860,7 +861,7 @@ func openAISession(t *testing.T, replies ...llmtest.Reply) (*rpctest.Session, *l
 
 // runRaw sends agent/run and returns the whole response as JSON (result or
 // error), plus the decoded result when there is one.
-func runRaw(t *testing.T, s *rpctest.Session, params map[string]any) (string, rpc.AgentRunResult, *rpctest.Error) {
+func runRaw(t *testing.T, s *rpctest.Session, params map[string]any) (string, protocol.AgentRunResult, *rpctest.Error) {
 	t.Helper()
 	c, err := s.Start("agent/run", params)
 	if err != nil {
@@ -871,7 +872,7 @@ func runRaw(t *testing.T, s *rpctest.Session, params map[string]any) (string, rp
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(resp)
-	var res rpc.AgentRunResult
+	var res protocol.AgentRunResult
 	if resp.Error == nil {
 		json.Unmarshal(resp.Result, &res)
 	}
@@ -920,7 +921,7 @@ func TestAgentOpenAIProvider(t *testing.T) {
 			t.Fatalf("run = %s", raw)
 		}
 		us := updates(s, "oa1")
-		var starts []rpc.AgentUpdateParams
+		var starts []protocol.AgentUpdateParams
 		for _, u := range us {
 			if u.UpdateType == "tool_start" {
 				starts = append(starts, u)
@@ -1108,7 +1109,7 @@ func TestPlanReviewAcrossRestart(t *testing.T) {
 		t.Fatalf("first run = %+v", res)
 	}
 	us := updates(s, "r1")
-	pending := slices.IndexFunc(us, func(u rpc.AgentUpdateParams) bool { return u.UpdateType == "plan_review_pending" })
+	pending := slices.IndexFunc(us, func(u protocol.AgentUpdateParams) bool { return u.UpdateType == "plan_review_pending" })
 	if pending < 0 || us[pending].Plan == nil || len(us[pending].Plan.Todos) != 3 {
 		t.Fatalf("updates %v: want plan_review_pending with the plan", typesOf(us))
 	}

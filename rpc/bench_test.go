@@ -24,6 +24,7 @@ import (
 	"github.com/vault-agent/vault-agent/internal/benchvault"
 	"github.com/vault-agent/vault-agent/internal/vaultgen"
 	"github.com/vault-agent/vault-agent/rpc"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 )
 
@@ -51,7 +52,7 @@ func benchSession(b *testing.B) (*rpctest.Session, []string) {
 	if indexDir != "" {
 		params["index"] = indexDir
 	}
-	var res rpc.InitializeResult
+	var res protocol.InitializeResult
 	if err := s.Call(ctx, "initialize", params, &res); err != nil {
 		b.Fatalf("initialize: %v", err)
 	}

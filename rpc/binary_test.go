@@ -11,7 +11,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/internal/benchvault"
 
-	"github.com/vault-agent/vault-agent/rpc"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/search"
 )
@@ -104,7 +104,7 @@ func TestBinary(t *testing.T) {
 	t.Run("line session exits 1 without shutdown", func(t *testing.T) {
 		s := rpctest.StartBinary(t, bin, "line", "serve", "--codec", "line", "--vault", fixtureVault, "--index", filepath.Join(t.TempDir(), "idx"))
 		ctx := ctxT(t)
-		var res rpc.InitializeResult
+		var res protocol.InitializeResult
 		if err := s.Call(ctx, "initialize", map[string]any{}, &res); err != nil {
 			t.Fatalf("initialize with the --vault default: %v", err)
 		}
@@ -132,7 +132,7 @@ func TestBinary(t *testing.T) {
 		if _, err := s.AwaitStray(ctxT(t), 1); err != nil {
 			t.Fatal(err)
 		}
-		wantCode(t, s.Call(ctxT(t), "vault/status", nil, nil), rpc.CodeServerNotInitialized)
+		wantCode(t, s.Call(ctxT(t), "vault/status", nil, nil), protocol.CodeServerNotInitialized)
 		s.Close()
 		if err := s.Wait(context.Background()); exitCode(err) != 0 {
 			t.Fatalf("exit status: %v", err)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 )
 
 // decodeParams decodes a request's params into p (a pointer to a params
@@ -47,9 +49,9 @@ func decodeParams(method string, raw *json.RawMessage, p any, lenient bool) (unk
 }
 
 func paramsDecodeError(method string, err error) error {
-	var pe *paramError
-	if errors.As(err, &pe) {
-		return invalidParams("invalid params for %s: %s", method, pe.Error())
+	var fe *protocol.FieldError
+	if errors.As(err, &fe) {
+		return invalidParams("invalid params for %s: %s", method, fe.Error())
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -57,7 +59,7 @@ func paramsDecodeError(method string, err error) error {
 		if field == "" {
 			field = "params"
 		}
-		return invalidParams("invalid params for %s: %q must be %s, got %s", method, field, jsonTypeName(te.Type), te.Value)
+		return invalidParams("invalid params for %s: %q must be %s, got %s", method, field, protocol.JSONTypeName(te.Type), te.Value)
 	}
 	return invalidParams("invalid params for %s: %v", method, err)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 )
 
 func TestDecodeParams(t *testing.T) {
@@ -19,20 +20,20 @@ func TestDecodeParams(t *testing.T) {
 		wantErr string // "" = no error
 		unknown []string
 	}{
-		{name: "absent", into: &SearchParams{}},
-		{name: "null", params: "null", into: &SearchParams{}},
-		{name: "ok", params: `{"query":"x","limit":3,"timeRange":{"startTime":1}}`, into: &SearchParams{}},
-		{name: "array", params: `["x"]`, into: &SearchParams{}, wantErr: "must be an object"},
-		{name: "string", params: `"x"`, into: &SearchParams{}, wantErr: "got a string"},
-		{name: "unknown strict", params: `{"query":"x","lmit":3}`, into: &SearchParams{}, wantErr: `unknown field "lmit" (valid fields: query, limit, tags, folders, timeRange)`},
-		{name: "unknown lenient", params: `{"vault":"/v","capabilities":{},"processId":1}`, into: &InitializeParams{}, lenient: true, unknown: []string{"capabilities", "processId"}},
-		{name: "case matters", params: `{"Query":"x"}`, into: &SearchParams{}, wantErr: `unknown field "Query"`},
-		{name: "type", params: `{"query":5}`, into: &SearchParams{}, wantErr: `"query" must be a string, got number`},
-		{name: "nested type", params: `{"timeRange":{"endTime":true}}`, into: &SearchParams{}, wantErr: `"timeRange.endTime" must be an integer, got bool`},
-		{name: "float for int", params: `{"limit":1.5}`, into: &SearchParams{}, wantErr: `"limit" must be an integer`},
-		{name: "settings type", params: `{"vault":"v","settings":{"timeoutMs":"1s"}}`, into: &InitializeParams{}, wantErr: `"settings.timeoutMs" must be an integer`},
-		{name: "settings excludes type", params: `{"vault":"v","settings":{"excludes":"a"}}`, into: &InitializeParams{}, wantErr: `"settings.excludes" must be an array of strings`},
-		{name: "history type", params: `{"message":"m","history":[{"role":1}]}`, into: &AgentRunParams{}, wantErr: `"history.role" must be a string`},
+		{name: "absent", into: &protocol.SearchParams{}},
+		{name: "null", params: "null", into: &protocol.SearchParams{}},
+		{name: "ok", params: `{"query":"x","limit":3,"timeRange":{"startTime":1}}`, into: &protocol.SearchParams{}},
+		{name: "array", params: `["x"]`, into: &protocol.SearchParams{}, wantErr: "must be an object"},
+		{name: "string", params: `"x"`, into: &protocol.SearchParams{}, wantErr: "got a string"},
+		{name: "unknown strict", params: `{"query":"x","lmit":3}`, into: &protocol.SearchParams{}, wantErr: `unknown field "lmit" (valid fields: query, limit, tags, folders, timeRange)`},
+		{name: "unknown lenient", params: `{"vault":"/v","capabilities":{},"processId":1}`, into: &protocol.InitializeParams{}, lenient: true, unknown: []string{"capabilities", "processId"}},
+		{name: "case matters", params: `{"Query":"x"}`, into: &protocol.SearchParams{}, wantErr: `unknown field "Query"`},
+		{name: "type", params: `{"query":5}`, into: &protocol.SearchParams{}, wantErr: `"query" must be a string, got number`},
+		{name: "nested type", params: `{"timeRange":{"endTime":true}}`, into: &protocol.SearchParams{}, wantErr: `"timeRange.endTime" must be an integer, got bool`},
+		{name: "float for int", params: `{"limit":1.5}`, into: &protocol.SearchParams{}, wantErr: `"limit" must be an integer`},
+		{name: "settings type", params: `{"vault":"v","settings":{"timeoutMs":"1s"}}`, into: &protocol.InitializeParams{}, wantErr: `"settings.timeoutMs" must be an integer`},
+		{name: "settings excludes type", params: `{"vault":"v","settings":{"excludes":"a"}}`, into: &protocol.InitializeParams{}, wantErr: `"settings.excludes" must be an array of strings`},
+		{name: "history type", params: `{"message":"m","history":[{"role":1}]}`, into: &protocol.AgentRunParams{}, wantErr: `"history.role" must be a string`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestDecodeParams(t *testing.T) {
 }
 
 func TestSettingsMergeAndUnknown(t *testing.T) {
-	var init, run Settings
+	var init, run protocol.Settings
 	if err := json.Unmarshal([]byte(`{"mode":"roa","maxIterations":7,"enableAgentPlannerV0":true,"zeta":1,"alpha":2}`), &init); err != nil {
 		t.Fatal(err)
 	}
@@ -70,16 +71,17 @@ func TestSettingsMergeAndUnknown(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"maxIterations":3,"enableAgentPlannerV0":false}`), &run); err != nil {
 		t.Fatal(err)
 	}
-	base := Settings{Provider: "offline", TimeoutMs: 1000}
-	got := base.merge(&init).merge(&run)
-	if got.Provider != "offline" || got.Mode != "roa" || got.MaxIterations != 3 || got.TimeoutMs != 1000 || boolOf(got.EnableAgentPlannerV0) {
+	base := protocol.Settings{Provider: "offline", TimeoutMs: 1000}
+	got := settingsOf(&base).Merge(settingsOf(&init)).Merge(settingsOf(&run))
+	if got.Provider != "offline" || got.Mode != "roa" || got.MaxIterations != 3 || got.Timeout.Milliseconds() != 1000 || got.Planner == nil || *got.Planner {
 		t.Errorf("merged = %+v", got)
 	}
-	cfg := got.agentConfig()
+	cfg := got.RunConfig()
 	if cfg.Mode != "roa" || cfg.MaxIterations != 3 || cfg.Planner || cfg.Timeout.Milliseconds() != 1000 {
 		t.Errorf("agent config = %+v", cfg)
 	}
-	if err := (Settings{MaxIterations: -1}).validate(""); err == nil || !strings.Contains(err.Error(), "settings.maxIterations") {
+	neg := protocol.Settings{MaxIterations: -1}
+	if err := settingsOf(&neg).Validate(""); err == nil || !strings.Contains(toRPCError("m", err).Message, "settings.maxIterations") {
 		t.Errorf("negative maxIterations: %v", err)
 	}
 }
@@ -98,7 +100,7 @@ func FuzzDecodeParams(f *testing.F) {
 			return // jsonrpc2 only hands us valid JSON
 		}
 		raw := json.RawMessage(data)
-		for _, m := range methods {
+		for _, m := range protocol.Methods {
 			if m.Params == nil {
 				continue
 			}
@@ -111,10 +113,10 @@ func FuzzDecodeParams(f *testing.F) {
 				}
 			}
 		}
-		var s Settings
+		var s protocol.Settings
 		if err := json.Unmarshal(data, &s); err == nil {
-			_ = s.validate("/vault")
-			_ = s.agentConfig()
+			_ = settingsOf(&s).Validate("/vault")
+			_ = settingsOf(&s).RunConfig()
 		}
 	})
 }

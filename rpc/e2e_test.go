@@ -19,6 +19,7 @@ import (
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/rpc"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/search"
 )
@@ -54,7 +55,7 @@ func start(t *testing.T, cfg rpc.Config, setup ...func(*rpc.Server)) *rpctest.Se
 }
 
 // initialize sends initialize and fails the test on error.
-func initialize(t *testing.T, s *rpctest.Session, params map[string]any) rpc.InitializeResult {
+func initialize(t *testing.T, s *rpctest.Session, params map[string]any) protocol.InitializeResult {
 	t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -62,7 +63,7 @@ func initialize(t *testing.T, s *rpctest.Session, params map[string]any) rpc.Ini
 	if _, ok := params["vault"]; !ok {
 		params["vault"] = fixtureVault
 	}
-	var res rpc.InitializeResult
+	var res protocol.InitializeResult
 	if err := s.Call(ctxT(t), "initialize", params, &res); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -94,7 +95,7 @@ func TestLifecycle(t *testing.T) {
 	ctx := ctxT(t)
 
 	err := s.Call(ctx, "vault/status", nil, nil)
-	wantCode(t, err, rpc.CodeServerNotInitialized, "initialize")
+	wantCode(t, err, protocol.CodeServerNotInitialized, "initialize")
 
 	err = s.Call(ctx, "initialize", map[string]any{}, nil)
 	wantCode(t, err, -32602, "vault")
@@ -139,7 +140,7 @@ func TestLifecycle(t *testing.T) {
 	if len(last) == 0 {
 		t.Fatal("no vault/indexProgress notification")
 	}
-	var prog rpc.IndexProgressParams
+	var prog protocol.IndexProgressParams
 	json.Unmarshal(last[len(last)-1].Params, &prog)
 	if prog.Done != prog.Total || prog.Total != res.Index.Notes {
 		t.Errorf("final progress = %+v, want done == total == %d", prog, res.Index.Notes)
@@ -148,7 +149,7 @@ func TestLifecycle(t *testing.T) {
 	err = s.Call(ctx, "initialize", map[string]any{"vault": fixtureVault}, nil)
 	wantCode(t, err, -32600, "already initialized")
 
-	var st rpc.StatusResult
+	var st protocol.StatusResult
 	if err := s.Call(ctx, "vault/status", nil, &st); err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestReindex(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Fresh Note.md"), []byte("# Fresh\nzanzibar quokka\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var r rpc.ReindexResult
+	var r protocol.ReindexResult
 	if err := s.Call(ctx, "vault/reindex", map[string]any{}, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func TestReindex(t *testing.T) {
 	if len(after) <= before {
 		t.Fatal("full reindex sent no progress")
 	}
-	var prog rpc.IndexProgressParams
+	var prog protocol.IndexProgressParams
 	json.Unmarshal(after[len(after)-1].Params, &prog)
 	if prog.Done != prog.Total || prog.Total == 0 {
 		t.Errorf("final progress = %+v", prog)
@@ -527,7 +528,7 @@ func TestCancelQuickRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, err := call.Wait(ctx)
-	if err != nil || resp.Error == nil || resp.Error.Code != rpc.CodeRequestCancelled {
+	if err != nil || resp.Error == nil || resp.Error.Code != protocol.CodeRequestCancelled {
 		t.Fatalf("cancelled request = %+v, %v; want -32800", resp, err)
 	}
 	// Cancelling something unknown is harmless.
@@ -571,11 +572,11 @@ func TestAgentStopNotBlocked(t *testing.T) {
 	if err := s.Call(ctx, "vault/status", nil, nil); err != nil {
 		t.Fatalf("status during a run: %v", err)
 	}
-	var in rpc.AgentInputResult
+	var in protocol.AgentInputResult
 	if err := s.Call(ctx, "agent/input", map[string]any{"runId": "other", "content": "x"}, &in); err != nil || in.Accepted {
 		t.Fatalf("agent/input for an unknown run = %+v, %v", in, err)
 	}
-	var stop rpc.AgentStopResult
+	var stop protocol.AgentStopResult
 	if err := s.Call(ctx, "agent/stop", map[string]any{"runId": "r1"}, &stop); err != nil || !stop.Stopped {
 		t.Fatalf("agent/stop = %+v, %v", stop, err)
 	}
@@ -606,10 +607,10 @@ func TestAgentRunCancel(t *testing.T) {
 	}
 	s.Cancel(run)
 	resp, err := run.Wait(ctx)
-	if err != nil || resp.Error == nil || resp.Error.Code != rpc.CodeRequestCancelled {
+	if err != nil || resp.Error == nil || resp.Error.Code != protocol.CodeRequestCancelled {
 		t.Fatalf("cancelled run = %+v, %v; want -32800", resp, err)
 	}
-	var res rpc.AgentRunResult
+	var res protocol.AgentRunResult
 	if err := json.Unmarshal(resp.Error.Data, &res); err != nil || res.StopReason != agent.StopStopped {
 		t.Errorf("error data = %s (%v), want the result with stopReason stopped", resp.Error.Data, err)
 	}
@@ -676,7 +677,7 @@ func TestAgentRunOffline(t *testing.T) {
 	s := start(t, rpc.Config{})
 	initialize(t, s, map[string]any{"settings": map[string]any{"provider": "offline"}})
 	ctx := ctxT(t)
-	var res rpc.AgentRunResult
+	var res protocol.AgentRunResult
 	err := s.Call(ctx, "agent/run", map[string]any{
 		"message":  "How do I keep a sourdough starter alive?",
 		"history":  []map[string]any{{"role": "user", "content": "hi"}, {"role": "assistant", "content": "<!--AGENT_REASONING:complete:1:[\"x\"]-->\n\nhello"}},
@@ -706,7 +707,7 @@ func TestAgentRunOffline(t *testing.T) {
 	if len(msgs) == 0 {
 		t.Fatal("no agent/message")
 	}
-	var lastMsg rpc.AgentMessageParams
+	var lastMsg protocol.AgentMessageParams
 	json.Unmarshal(msgs[len(msgs)-1].Params, &lastMsg)
 	if lastMsg.RunID != res.RunID || lastMsg.Content != res.Content {
 		t.Errorf("last agent/message = %+v, want the result content", lastMsg)
@@ -746,7 +747,7 @@ func TestAgentRunTrace(t *testing.T) {
 	s := start(t, rpc.Config{})
 	initialize(t, s, nil)
 	trace := filepath.Join(t.TempDir(), "run.jsonl")
-	var res rpc.AgentRunResult
+	var res protocol.AgentRunResult
 	if err := s.Call(ctxT(t), "agent/run", map[string]any{"message": "running plan", "settings": map[string]any{"trace": trace}}, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -758,7 +759,7 @@ func TestAgentRunTrace(t *testing.T) {
 
 func updateIs(runID, typ string) func(json.RawMessage) bool {
 	return func(p json.RawMessage) bool {
-		var u rpc.AgentUpdateParams
+		var u protocol.AgentUpdateParams
 		json.Unmarshal(p, &u)
 		return u.RunID == runID && u.UpdateType == typ
 	}
@@ -767,7 +768,7 @@ func updateIs(runID, typ string) func(json.RawMessage) bool {
 func updateTypes(s *rpctest.Session, runID string) []string {
 	var out []string
 	for _, n := range s.Notifications("agent/update") {
-		var u rpc.AgentUpdateParams
+		var u protocol.AgentUpdateParams
 		json.Unmarshal(n.Params, &u)
 		if u.RunID == runID {
 			out = append(out, u.UpdateType)
@@ -793,12 +794,12 @@ func TestAgentRequestInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var u rpc.AgentUpdateParams
+	var u protocol.AgentUpdateParams
 	json.Unmarshal(n.Params, &u)
 	if u.Question != "Rye or wheat?" {
 		t.Errorf("question = %q", u.Question)
 	}
-	var in rpc.AgentInputResult
+	var in protocol.AgentInputResult
 	if err := s.Call(ctx, "agent/input", map[string]any{"runId": "in1", "content": "rye, please"}, &in); err != nil || !in.Accepted {
 		t.Fatalf("agent/input = %+v, %v", in, err)
 	}
@@ -851,7 +852,7 @@ func TestInitializeWithRootURI(t *testing.T) {
 		{"rootPath": fixtureVault},
 	} {
 		s := start(t, rpc.Config{})
-		var res rpc.InitializeResult
+		var res protocol.InitializeResult
 		if err := s.Call(ctxT(t), "initialize", params, &res); err != nil {
 			t.Fatalf("initialize %v: %v", params, err)
 		}

@@ -11,17 +11,10 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/internal/truncate"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
-)
-
-// Error codes beyond the JSON-RPC standard ones, as in LSP.
-const (
-	// CodeServerNotInitialized answers requests sent before initialize
-	// completed.
-	CodeServerNotInitialized = -32002
-	// CodeRequestCancelled answers requests cancelled with $/cancelRequest.
-	CodeRequestCancelled = -32800
 )
 
 // ErrExitWithoutShutdown is returned by Serve when the host sent exit
@@ -33,17 +26,9 @@ var (
 	errShutDown       = errors.New("server is shut down")
 )
 
-// paramError is an invalid-params error about one field.
-type paramError struct {
-	field string
-	msg   string
-}
-
-func (e *paramError) Error() string {
-	if e.field == "" {
-		return e.msg
-	}
-	return fmt.Sprintf("%q %s", e.field, e.msg)
+// fieldError is an invalid-params error about one field of the params.
+func fieldError(field, format string, args ...any) *protocol.FieldError {
+	return &protocol.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // invalidParams returns a -32602 error.
@@ -58,9 +43,13 @@ func toRPCError(method string, err error) *jsonrpc2.Error {
 	if errors.As(err, &rpcErr) {
 		return rpcErr
 	}
-	var pe *paramError
-	if errors.As(err, &pe) {
-		return invalidParams("invalid params for %s: %s", method, pe.Error())
+	var fe *protocol.FieldError
+	if errors.As(err, &fe) {
+		return invalidParams("invalid params for %s: %s", method, fe.Error())
+	}
+	var se *service.SettingError
+	if errors.As(err, &se) {
+		return invalidParams("invalid params for %s: %s", method, (&protocol.FieldError{Field: "settings." + se.Key, Msg: se.Msg}).Error())
 	}
 	var amb *vault.AmbiguousError
 	if errors.As(err, &amb) {
@@ -70,7 +59,7 @@ func toRPCError(method string, err error) *jsonrpc2.Error {
 	}
 	switch {
 	case errors.Is(err, errNotInitialized):
-		return &jsonrpc2.Error{Code: CodeServerNotInitialized, Message: err.Error()}
+		return &jsonrpc2.Error{Code: protocol.CodeServerNotInitialized, Message: err.Error()}
 	case errors.Is(err, errShutDown):
 		return &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()}
 	case errors.Is(err, vault.ErrUnsafePath),
@@ -86,7 +75,7 @@ func toRPCError(method string, err error) *jsonrpc2.Error {
 		errors.Is(err, agent.ErrNotWaiting):
 		return invalidParams("%s: %s", method, err.Error())
 	case errors.Is(err, context.Canceled):
-		return &jsonrpc2.Error{Code: CodeRequestCancelled, Message: method + ": request cancelled"}
+		return &jsonrpc2.Error{Code: protocol.CodeRequestCancelled, Message: method + ": request cancelled"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: method + ": timed out"}
 	}
@@ -96,7 +85,7 @@ func toRPCError(method string, err error) *jsonrpc2.Error {
 // cancelledError is the reply to a request cancelled by the host. result,
 // when set, is carried as the error's data (agent/run's partial result).
 func cancelledError(method string, result any) *jsonrpc2.Error {
-	e := &jsonrpc2.Error{Code: CodeRequestCancelled, Message: method + ": request cancelled"}
+	e := &jsonrpc2.Error{Code: protocol.CodeRequestCancelled, Message: method + ": request cancelled"}
 	if result != nil && !isNilPointer(result) {
 		if b, err := json.Marshal(result); err == nil {
 			raw := json.RawMessage(b)
@@ -108,5 +97,5 @@ func cancelledError(method string, result any) *jsonrpc2.Error {
 
 func methodNotFound(method string) *jsonrpc2.Error {
 	return &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
-		Message: fmt.Sprintf("method %q not found; valid methods: %s", truncate.Runes(method, 80), strings.Join(methodNames(), ", "))}
+		Message: fmt.Sprintf("method %q not found; valid methods: %s", truncate.Runes(method, 80), strings.Join(protocol.MethodNames(), ", "))}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 )
 
 // replyFunc sends the one reply of a request (a no-op for notifications).
@@ -80,8 +81,8 @@ func (c *canceller) cancel(id jsonrpc2.ID) bool {
 // -32800 whatever its handler returned.
 func cancelHandler(c *canceller, log *slog.Logger, next handlerFunc) handlerFunc {
 	return func(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) error {
-		if req.Method == MethodCancelRequest {
-			var p CancelParams
+		if req.Method == protocol.MethodCancelRequest {
+			var p protocol.CancelParams
 			if req.Params != nil {
 				_ = json.Unmarshal(*req.Params, &p)
 			}

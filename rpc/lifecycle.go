@@ -12,16 +12,16 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/service"
-	"github.com/vault-agent/vault-agent/vault"
 )
 
-// initialize opens the vault and its index, starts the watcher and the
-// agent. A failed initialize may be retried; a successful one may not.
-func (s *Server) initialize(ctx context.Context, p *InitializeParams) (*InitializeResult, error) {
+// Initialize opens the vault (service.Open: its index, reconciled with the
+// disk while vault/indexProgress reports it, the watcher and the agent). A
+// failed initialize may be retried; a successful one may not.
+func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	s.mu.Lock()
 	switch s.state {
 	case stateNew:
@@ -35,7 +35,7 @@ func (s *Server) initialize(ctx context.Context, p *InitializeParams) (*Initiali
 	}
 	s.mu.Unlock()
 
-	res, st, err := s.openAll(ctx, p)
+	res, svc, err := s.openVault(ctx, p)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -47,44 +47,26 @@ func (s *Server) initialize(ctx context.Context, p *InitializeParams) (*Initiali
 	}
 	if s.state != stateInitializing || s.serveCtx.Err() != nil {
 		// shutdown or the end of the connection came meanwhile.
-		st.close()
+		svc.Close()
 		return nil, errShutDown
 	}
 	s.state = stateReady
-	s.vault, s.index, s.agent, s.settings = st.vault, st.index, st.agent, st.settings
+	s.svc = svc
 	return res, nil
 }
 
-// opened are the resources initialize built, owned by it until stored.
-type opened struct {
-	vault    *vault.Vault
-	index    *search.Index
-	agent    *agent.Agent
-	settings Settings
-}
-
-func (o *opened) close() {
-	if o.agent != nil {
-		o.agent.Close()
-	}
-	if o.index != nil {
-		o.index.Close()
-	}
-}
-
-func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *InitializeResult, st *opened, err error) {
+func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, *service.Service, error) {
 	start := time.Now()
-	const method = MethodInitialize
+	const method = protocol.MethodInitialize
 
 	if u := unknownFields(ctx); len(u) > 0 {
 		s.log.Warn("initialize: unknown params ignored", "fields", strings.Join(u, ", "))
 	}
-	settings := s.cfg.DefaultSettings.merge(p.Settings)
 	unknown := p.Settings.Unknown()
 	if len(unknown) > 0 {
 		// Sent synchronously so that it reaches the host before the result.
-		s.notify(NotifyLogMessage, LogMessageParams{Type: LogWarning,
-			Message: fmt.Sprintf("initialize: unknown settings ignored: %s (known settings: %s)", strings.Join(unknown, ", "), strings.Join(settingsKeys(), ", "))})
+		_ = s.client.LogMessage(ctx, &protocol.LogMessageParams{Type: protocol.LogWarning,
+			Message: fmt.Sprintf("initialize: unknown settings ignored: %s (known settings: %s)", strings.Join(unknown, ", "), strings.Join(protocol.SettingsKeys(), ", "))})
 		s.cfg.Logger.Warn("unknown settings ignored", "component", "rpc", "settings", unknown)
 	}
 
@@ -105,132 +87,104 @@ func (s *Server) openAll(ctx context.Context, p *InitializeParams) (res *Initial
 	if root == "" {
 		return nil, nil, required(method, "vault", "the vault folder, e.g. {\"vault\": \"/home/me/Notes\"}")
 	}
-	root, err = filepath.Abs(root)
+	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, nil, invalidParams("invalid params for %s: vault %q: %v", method, p.Vault, err)
 	}
-	if err := settings.validate(root); err != nil {
-		return nil, nil, err
+	index := p.Index
+	if index == "" && !s.cfg.InMemoryIndex {
+		index = s.cfg.Index
 	}
 
-	v, err := vault.Open(root, vault.Options{
-		Excludes:               settings.Excludes,
-		IgnoreObsidianExcludes: settings.ObsidianExcludes != nil && !*settings.ObsidianExcludes,
-		Logger:                 s.shared,
-	})
-	if err != nil {
-		return nil, nil, invalidParams("invalid params for %s: vault %q cannot be opened: %v", method, root, err)
-	}
-
-	indexPath := p.Index
-	switch {
-	case indexPath != "":
-	case s.cfg.InMemoryIndex:
-	case s.cfg.Index != "":
-		indexPath = s.cfg.Index
-	default:
-		if indexPath, err = s.env.DefaultIndexPath(root); err != nil {
-			return nil, nil, err
-		}
-	}
-
-	st = &opened{vault: v, settings: settings}
-	defer func() {
-		if err != nil {
-			st.close()
-		}
-	}()
-	st.index, err = search.Open(ctx, search.Options{Path: indexPath, Vault: v, Logger: s.shared})
-	if err != nil {
-		if errors.Is(err, search.ErrLocked) {
-			return nil, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError,
-				Message: fmt.Sprintf("initialize: the index %s is in use by another vault-agent process; stop it or pass another \"index\" folder", indexPath)}
-		}
-		return nil, nil, invalidParams("invalid params for %s: index %q cannot be opened: %v", method, indexPath, err)
-	}
+	settings := s.cfg.Settings.Merge(settingsOf(p.Settings))
 	prog := s.newProgress()
-	stats, err := st.index.Sync(ctx, prog.report)
-	prog.finish(st.index.Count())
-	if err != nil {
-		return nil, nil, fmt.Errorf("index the vault: %w", err)
-	}
-	if err := st.index.Watch(s.serveCtx); err != nil {
-		// Search still works on a stale index: warn, don't fail.
-		s.log.Warn("the vault watcher could not start; the index will not follow changes until vault/reindex", "error", err)
-	}
-
-	model := s.cfg.Model
-	if model == nil {
-		if model, err = s.newModel(ctx, settings); err != nil {
-			return nil, nil, err
-		}
-	}
-	reviews := ""
-	if indexPath != "" {
-		reviews = filepath.Clean(indexPath) + "-reviews.db"
-	}
-	st.agent, err = agent.New(agent.Deps{Model: model, Index: st.index, Logger: s.shared, ReviewStorePath: reviews})
-	if err != nil {
-		return nil, nil, fmt.Errorf("start the agent: %w", err)
+	svc, err := service.Open(ctx, service.Options{
+		Vault:         root,
+		Index:         index,
+		InMemoryIndex: s.cfg.InMemoryIndex,
+		Settings:      settings,
+		Model:         s.cfg.Model,
+		Env:           s.cfg.Env,
+		Logger:        s.shared,
+		Progress:      prog.report,
+		Watch:         true,
+		Agent:         true,
+	})
+	var oe *service.OpenError
+	switch {
+	case err == nil:
+		prog.finish(svc.Index().Count())
+	case errors.As(err, &oe):
+		return nil, nil, openError(oe, settings, prog)
+	default:
+		return nil, nil, err
 	}
 
 	name := "unknown host"
 	if p.ClientInfo != nil && p.ClientInfo.Name != "" {
 		name = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
-	s.log.Info("initialized", "host", strings.TrimSpace(name), "vault", root, "index", indexPath,
-		"notes", st.index.Count(), "rebuilt", stats.Rebuilt, "took", time.Since(start))
+	synced := svc.Synced()
+	s.log.Info("initialized", "host", strings.TrimSpace(name), "vault", root, "index", svc.IndexPath(),
+		"notes", svc.Index().Count(), "rebuilt", synced.Rebuilt, "took", time.Since(start))
 
-	res = &InitializeResult{
-		ServerInfo: ServerInfo{Name: "vault-agent", Version: s.cfg.Version},
-		Capabilities: Capabilities{
-			Methods:         methodNames(),
-			Notifications:   notificationNames(),
-			Modes:           validModes,
-			Providers:       validProviders,
+	res := &protocol.InitializeResult{
+		ServerInfo: protocol.ServerInfo{Name: "vault-agent", Version: s.cfg.Version},
+		Capabilities: protocol.Capabilities{
+			Methods:         protocol.MethodNames(),
+			Notifications:   protocol.NotificationNames(),
+			Modes:           service.Modes,
+			Providers:       service.Providers,
 			Planner:         true,
 			MaxMessageBytes: s.cfg.MaxMessageBytes,
 		},
-		Tools: toolInfos(st.agent.Tools()),
-		Index: IndexInfo{
-			Notes:   st.index.Count(),
+		Tools: toolInfos(svc.Agent().Tools()),
+		Index: protocol.IndexInfo{
+			Notes:   svc.Index().Count(),
 			TookMs:  millis(time.Since(start)),
-			Rebuilt: stats.Rebuilt,
-			Reason:  stats.Reason,
+			Rebuilt: synced.Rebuilt,
+			Reason:  synced.Reason,
 		},
 		UnknownSettings: unknown,
 	}
-	return res, st, nil
+	return res, svc, nil
 }
 
-func notificationNames() []string {
-	out := make([]string, len(notifications))
-	for i, n := range notifications {
-		out[i] = n.Name
+// openError says which part of opening the vault failed, in the terms of
+// initialize's params.
+func openError(oe *service.OpenError, settings service.Settings, prog *progressReporter) error {
+	const method = protocol.MethodInitialize
+	switch oe.Part {
+	case service.PartModel:
+		return fieldError("settings.provider", "model %q cannot be used: %v", settings.Provider, oe.Err)
+	case service.PartVault:
+		return invalidParams("invalid params for %s: vault %q cannot be opened: %v", method, oe.Path, oe.Err)
+	case service.PartIndex:
+		if errors.Is(oe.Err, search.ErrLocked) {
+			return &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError,
+				Message: fmt.Sprintf("initialize: the index %s is in use by another vault-agent process; stop it or pass another \"index\" folder", oe.Path)}
+		}
+		if oe.Path == "" {
+			return oe.Err
+		}
+		return invalidParams("invalid params for %s: index %q cannot be opened: %v", method, oe.Path, oe.Err)
+	case service.PartSync:
+		prog.finish(0)
+		return fmt.Errorf("index the vault: %w", oe.Err)
 	}
-	return out
+	return oe.Err
 }
 
-func toolInfos(defs []llm.ToolDef) []ToolInfo {
-	out := make([]ToolInfo, 0, len(defs))
+func toolInfos(defs []llm.ToolDef) []protocol.ToolInfo {
+	out := make([]protocol.ToolInfo, 0, len(defs))
 	for _, d := range defs {
-		out = append(out, ToolInfo{Name: d.Name, Description: d.Description})
+		out = append(out, protocol.ToolInfo{Name: d.Name, Description: d.Description})
 	}
 	return out
 }
 
 func millis(d time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
-}
-
-// newModel builds the model of settings. A bad provider configuration is
-// reported against the settings keys.
-func (s *Server) newModel(ctx context.Context, settings Settings) (llm.Model, error) {
-	m, err := service.NewModel(ctx, service.Settings{Provider: settings.Provider, Model: settings.Model, BaseURL: settings.BaseURL}, s.env, s.shared)
-	if err != nil {
-		return nil, &paramError{field: "settings.provider", msg: fmt.Sprintf("model %q cannot be used: %v", settings.Provider, err)}
-	}
-	return m, nil
 }
 
 // progressThrottle is the minimum gap between vault/indexProgress
@@ -262,7 +216,7 @@ func (p *progressReporter) report(done, total int) {
 	}
 	p.mu.Unlock()
 	if send {
-		p.s.notify(NotifyIndexProgress, IndexProgressParams{Done: done, Total: total})
+		_ = p.s.client.IndexProgress(context.Background(), &protocol.IndexProgressParams{Done: done, Total: total})
 	}
 }
 
@@ -275,5 +229,5 @@ func (p *progressReporter) finish(count int) {
 		total = p.total
 	}
 	p.mu.Unlock()
-	p.s.notify(NotifyIndexProgress, IndexProgressParams{Done: total, Total: total})
+	_ = p.s.client.IndexProgress(context.Background(), &protocol.IndexProgressParams{Done: total, Total: total})
 }

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,12 +13,10 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/llm"
-	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/service"
-	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Config configures a Server.
@@ -40,11 +37,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported in serverInfo.
 	Version string
-	// DefaultSettings are overridden by initialize's settings.
-	DefaultSettings Settings
+	// Settings are the defaults that initialize's settings override.
+	Settings service.Settings
 	// Env is the environment models and paths are made from (nil: the
-	// process environment, service.ProcessEnv). Its API key never appears
-	// in logs, errors or notifications.
+	// process environment). Its API key never appears in logs, errors or
+	// notifications.
 	Env *service.Env
 	// Model, when set, is the agent's default model instead of the one the
 	// provider settings describe (tests, embedding). A run whose settings
@@ -67,22 +64,23 @@ const (
 )
 
 // Server is the JSON-RPC server of one host connection. Create it with New
-// and call Serve once.
+// and call Serve once. It implements protocol.Server: the methods of the
+// protocol table dispatch to its typed methods.
 type Server struct {
 	cfg Config
-	env service.Env
 	// log is the server's own logger; shared is handed to the packages the
 	// server drives. Both forward warnings to the host.
 	log    *slog.Logger
 	shared *slog.Logger
 	host   *hostLog
+	// client sends notifications to the host.
+	client protocol.Client
 
 	served atomic.Bool
 
-	// serveCtx lives as long as Serve; the watcher derives from it, and
-	// runsCtx, the context of every agent run, from it, until shutdown.
-	// Both are set before the connection starts reading, never changed
-	// after.
+	// serveCtx lives as long as Serve; runsCtx, the context of every agent
+	// run, derives from it until shutdown. Both are set before the
+	// connection starts reading, never changed after.
 	serveCtx   context.Context
 	runsCtx    context.Context
 	cancelRuns context.CancelFunc
@@ -96,19 +94,17 @@ type Server struct {
 	exitCh   chan struct{}
 
 	// mu guards the fields below.
-	mu           sync.Mutex
-	state        int
-	gotShutdown  bool
-	vault        *vault.Vault
-	index        *search.Index
-	agent        *agent.Agent
-	settings     Settings // DefaultSettings + initialize's
-	indexOpsBusy bool     // a vault/reindex is running
+	mu          sync.Mutex
+	state       int
+	gotShutdown bool
+	svc         *service.Service // the open vault, once initialized
 
 	// testHook, when set, is called by dispatch for methods whose name
 	// starts with "test/" (tests only: panics, slow quick requests).
 	testHook func(ctx context.Context, method string) (any, error)
 }
+
+var _ protocol.Server = (*Server)(nil)
 
 // New returns a Server.
 func New(cfg Config) *Server {
@@ -116,7 +112,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxMessageBytes <= 0 {
-		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+		cfg.MaxMessageBytes = protocol.DefaultMaxMessageBytes
 	}
 	if cfg.Codec == "" {
 		cfg.Codec = CodecHeader
@@ -127,15 +123,11 @@ func New(cfg Config) *Server {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
-	env := service.ProcessEnv()
-	if cfg.Env != nil {
-		env = *cfg.Env
-	}
 	s := &Server{
 		cfg:    cfg,
-		env:    env,
 		exitCh: make(chan struct{}),
 	}
+	s.client = protocol.NewClient(s.notify)
 	s.host = newHostLog(s)
 	s.shared = slog.New(teeHandler{inner: cfg.Logger.Handler(), host: s.host})
 	s.log = s.shared.With("component", "rpc")
@@ -175,7 +167,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.queue.wg = &s.wg
 	s.queue.log = s.log
 	s.queue.slow = func(method string) bool {
-		m, ok := lookupMethod(method)
+		m, ok := protocol.Lookup(method)
 		return ok && m.Slow
 	}
 	chain := cancelHandler(&s.cancels, s.log,
@@ -220,20 +212,15 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	return result
 }
 
-// closeResources closes the agent and the index (which stops the watcher).
+// closeResources closes the open vault: its agent, watcher and index.
 func (s *Server) closeResources() {
 	s.mu.Lock()
-	a, idx := s.agent, s.index
-	s.agent, s.index, s.vault = nil, nil, nil
+	svc := s.svc
+	s.svc = nil
 	s.mu.Unlock()
-	if a != nil {
-		if err := a.Close(); err != nil {
-			s.log.Warn("closing the agent", "error", err)
-		}
-	}
-	if idx != nil {
-		if err := idx.Close(); err != nil {
-			s.log.Warn("closing the index", "error", err)
+	if svc != nil {
+		if err := svc.Close(); err != nil {
+			s.log.Warn("closing the vault", "error", err)
 		}
 	}
 }
@@ -242,12 +229,22 @@ func (s *Server) closeResources() {
 // they are waiting for.
 func (s *Server) stopRuns() {
 	s.mu.Lock()
-	a := s.agent
+	svc := s.svc
 	s.mu.Unlock()
-	if a != nil {
-		a.StopAll()
+	if svc != nil && svc.Agent() != nil {
+		svc.Agent().StopAll()
 	}
 	s.cancelRuns()
+}
+
+// open returns the open vault, or an error once the server stopped.
+func (s *Server) open() (*service.Service, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.svc == nil {
+		return nil, errShutDown
+	}
+	return s.svc, nil
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
@@ -266,18 +263,21 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 	}
 }
 
-// notify sends a notification to the host. Errors (a closed connection)
-// are dropped: notifications are best effort.
-func (s *Server) notify(method string, params any) {
+// notify sends a notification to the host; the typed protocol.Client
+// (s.client) calls it. Errors (a closed connection) are logged and
+// dropped: notifications are best effort.
+func (s *Server) notify(ctx context.Context, method string, params any) error {
 	s.mu.Lock()
 	conn := s.conn
 	s.mu.Unlock()
 	if conn == nil {
-		return
+		return nil
 	}
-	if err := conn.Notify(context.Background(), method, params); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+	err := conn.Notify(context.WithoutCancel(ctx), method, params)
+	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
 		s.cfg.Logger.Debug("notification not sent", "method", method, "error", err)
 	}
+	return err
 }
 
 // checkState refuses requests the lifecycle does not allow.
@@ -286,7 +286,7 @@ func (s *Server) checkState(method string) error {
 	defer s.mu.Unlock()
 	switch s.state {
 	case stateNew, stateInitializing:
-		if method == MethodInitialize || method == MethodShutdown {
+		if method == protocol.MethodInitialize || method == protocol.MethodShutdown {
 			return nil
 		}
 		if s.state == stateInitializing {
@@ -299,52 +299,46 @@ func (s *Server) checkState(method string) error {
 	return nil
 }
 
-// dispatch is the one switch from method names to typed handlers. It runs
-// on the request's own goroutine (see asyncHandler).
+// dispatch runs a message through the protocol table: a method's entry
+// decodes its params and calls its typed handler. It runs on the request's
+// own goroutine (see asyncHandler).
 func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) error {
+	m, known := protocol.Lookup(req.Method)
+	var unknown []string
+	ctx = context.WithValue(ctx, unknownFieldsKey{}, &unknown)
+	decode := func(p any) error {
+		u, err := decodeParams(req.Method, req.Params, p, m.Lenient || req.Notif)
+		unknown = u
+		return err
+	}
 	if req.Notif {
-		switch req.Method {
-		case MethodExit:
-			s.exitOnce.Do(func() { close(s.exitCh) })
-		case "initialized":
+		switch {
+		case req.Method == "initialized":
 			// LSP clients send it after initialize; there is nothing to do.
-		default:
-			if _, ok := lookupMethod(req.Method); ok {
-				s.log.Warn("request sent as a notification (no id) was ignored: add an id to get a reply", "method", req.Method)
-			} else if !strings.HasPrefix(req.Method, "$/") {
-				s.log.Warn("unknown notification ignored", "method", truncate.Runes(req.Method, 80))
+		case known && m.Notification && m.Handled():
+			if _, err := m.Call(ctx, s, decode); err != nil {
+				s.log.Warn("notification failed", "method", req.Method, "error", err)
 			}
+		case known && !m.Notification:
+			s.log.Warn("request sent as a notification (no id) was ignored: add an id to get a reply", "method", req.Method)
+		case !known && !strings.HasPrefix(req.Method, "$/"):
+			s.log.Warn("unknown notification ignored", "method", truncate.Runes(req.Method, 80))
 		}
 		return nil
 	}
-	if req.Method == MethodExit {
-		s.exitOnce.Do(func() { close(s.exitCh) })
-		return reply(ctx, nil, nil)
+	if known && m.Notification && m.Handled() {
+		// exit sent as a request: act on it and answer null.
+		_, err := m.Call(ctx, s, decode)
+		return reply(ctx, nil, err)
 	}
-	if _, known := lookupMethod(req.Method); known || strings.HasPrefix(req.Method, "test/") {
+	if known || strings.HasPrefix(req.Method, "test/") {
 		if err := s.checkState(req.Method); err != nil {
 			return reply(ctx, nil, err)
 		}
 	}
-	switch req.Method {
-	case MethodInitialize:
-		return handle(ctx, reply, req, true, s.initialize)
-	case MethodShutdown:
-		return handle(ctx, reply, req, false, s.shutdown)
-	case MethodVaultSearch:
-		return handle(ctx, reply, req, false, s.search)
-	case MethodVaultReadNote:
-		return handle(ctx, reply, req, false, s.readNote)
-	case MethodVaultStatus:
-		return handle(ctx, reply, req, false, s.status)
-	case MethodVaultReindex:
-		return handle(ctx, reply, req, false, s.reindex)
-	case MethodAgentRun:
-		return handle(ctx, reply, req, false, s.agentRun)
-	case MethodAgentStop:
-		return handle(ctx, reply, req, false, s.agentStop)
-	case MethodAgentInput:
-		return handle(ctx, reply, req, false, s.agentInput)
+	if known && m.Handled() {
+		res, err := m.Call(ctx, s, decode)
+		return reply(ctx, res, err)
 	}
 	if s.testHook != nil && strings.HasPrefix(req.Method, "test/") {
 		res, err := s.testHook(ctx, req.Method)
@@ -353,47 +347,31 @@ func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Re
 	return reply(ctx, nil, methodNotFound(req.Method))
 }
 
-// noParams is the params type of methods without params.
-type noParams struct{}
-
-// handle decodes the params, calls the typed method and replies. A result
-// returned with an error is kept for the reply (agent/run's partial
-// result rides along a cancellation).
-func handle[P, R any](ctx context.Context, reply replyFunc, req *jsonrpc2.Request, lenient bool,
-	fn func(context.Context, *P) (*R, error)) error {
-	var p P
-	unknown, err := decodeParams(req.Method, req.Params, &p, lenient)
-	if err != nil {
-		return reply(ctx, nil, err)
-	}
-	if len(unknown) > 0 {
-		ctx = context.WithValue(ctx, unknownFieldsKey{}, unknown)
-	}
-	res, err := fn(ctx, &p)
-	if err != nil {
-		if res != nil {
-			return reply(ctx, res, err)
-		}
-		return reply(ctx, nil, err)
-	}
-	return reply(ctx, res, nil)
-}
-
 type unknownFieldsKey struct{}
 
+// unknownFields returns the params of the request of ctx that its method
+// did not know (only lenient methods accept them).
 func unknownFields(ctx context.Context) []string {
-	u, _ := ctx.Value(unknownFieldsKey{}).([]string)
-	return u
+	if u, _ := ctx.Value(unknownFieldsKey{}).(*[]string); u != nil {
+		return *u
+	}
+	return nil
 }
 
-// shutdown stops every run and refuses later requests.
-func (s *Server) shutdown(ctx context.Context, _ *noParams) (*struct{}, error) {
+// Shutdown stops every run and refuses later requests.
+func (s *Server) Shutdown(ctx context.Context, _ *protocol.NoParams) (*protocol.Null, error) {
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.gotShutdown = true
 	s.mu.Unlock()
 	s.stopRuns()
 	s.log.Info("shutdown received")
+	return nil, nil
+}
+
+// Exit ends Serve.
+func (s *Server) Exit(ctx context.Context, _ *protocol.NoParams) (*protocol.Null, error) {
+	s.exitOnce.Do(func() { close(s.exitCh) })
 	return nil, nil
 }
 
@@ -409,7 +387,7 @@ func (l printfLogger) Printf(format string, v ...any) {
 // the connection. Messages beyond its buffer are dropped.
 type hostLog struct {
 	s    *Server
-	ch   chan LogMessageParams
+	ch   chan protocol.LogMessageParams
 	done chan struct{}
 	// mu guards running.
 	mu      sync.Mutex
@@ -417,7 +395,7 @@ type hostLog struct {
 }
 
 func newHostLog(s *Server) *hostLog {
-	return &hostLog{s: s, ch: make(chan LogMessageParams, 64), done: make(chan struct{})}
+	return &hostLog{s: s, ch: make(chan protocol.LogMessageParams, 64), done: make(chan struct{})}
 }
 
 func (h *hostLog) start() {
@@ -427,12 +405,12 @@ func (h *hostLog) start() {
 	go func() {
 		defer close(h.done)
 		for m := range h.ch {
-			h.s.notify(NotifyLogMessage, m)
+			_ = h.s.client.LogMessage(context.Background(), &m)
 		}
 	}()
 }
 
-func (h *hostLog) send(m LogMessageParams) {
+func (h *hostLog) send(m protocol.LogMessageParams) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.running {
@@ -475,9 +453,9 @@ func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
 		err = t.inner.Handle(ctx, r)
 	}
 	if r.Level >= slog.LevelWarn {
-		typ := LogWarning
+		typ := protocol.LogWarning
 		if r.Level >= slog.LevelError {
-			typ = LogError
+			typ = protocol.LogError
 		}
 		var b strings.Builder
 		b.WriteString(r.Message)
@@ -492,7 +470,7 @@ func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
 			add(a)
 		}
 		r.Attrs(add)
-		t.host.send(LogMessageParams{Type: typ, Message: b.String()})
+		t.host.send(protocol.LogMessageParams{Type: typ, Message: b.String()})
 	}
 	return err
 }
@@ -503,19 +481,4 @@ func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (t teeHandler) WithGroup(name string) slog.Handler {
 	return teeHandler{inner: t.inner.WithGroup(name), host: t.host, attrs: t.attrs}
-}
-
-// marshalRaw is json.Marshal for notification payload pieces.
-func marshalRaw(v any) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	if raw, ok := v.(json.RawMessage); ok {
-		return raw
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
 }

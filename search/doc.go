@@ -12,13 +12,14 @@
 // analyzer) that CJK queries run against. Nothing is stored in the index;
 // titles, tags and mtimes come from the metadata cache.
 //
-// Persistence. The index lives outside the vault (DefaultPath, under the
-// user cache dir, keyed by the vault's absolute path), or in memory for
-// tests. Alongside the documents it keeps a state record (path, mtime,
-// size, content hash, title, aliases, tags of every note) written in the
-// same bleve batch as the documents, so both always agree. Sync compares
-// the disk with that record: only notes whose mtime or size changed are
-// read, and only those whose hash changed are reindexed. A schema stamp
+// Persistence. The index lives in the folder it is given, outside the
+// vault (the service package picks one per vault under the user cache
+// dir), or in memory for tests. Alongside the documents it keeps a state
+// record (path, mtime, size, content hash, title, aliases, tags of every
+// note) written in the same bleve batch as the documents, so both always
+// agree. Sync compares the disk with that record: only notes whose mtime
+// or size changed are read, and only those whose hash changed are
+// reindexed. A schema stamp
 // (schemaVersion plus a hash of the mapping), the vault path, the state
 // record and a probe search are checked at Open; any mismatch or damage
 // makes the next Sync rebuild from the vault, logging why. A lock file

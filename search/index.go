@@ -2,8 +2,6 @@ package search
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -116,37 +113,6 @@ type Index struct {
 	closed      chan struct{}
 	watchCancel context.CancelFunc // guarded by subsMu
 	watchDone   chan struct{}      // guarded by subsMu
-}
-
-// DefaultPath returns the default index directory of a vault:
-// <user cache dir>/vault-agent/<vault folder name>-<hash of its absolute path>.
-func DefaultPath(vaultRoot string) (string, error) {
-	abs, err := filepath.Abs(vaultRoot)
-	if err != nil {
-		return "", fmt.Errorf("index path for %s: %w", vaultRoot, err)
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("index path: no user cache dir (use --index): %w", err)
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(cache, "vault-agent", sanitizeName(filepath.Base(abs))+"-"+hex.EncodeToString(sum[:4])), nil
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-func sanitizeName(s string) string {
-	s = strings.Trim(unsafeName.ReplaceAllString(s, "_"), "._")
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	if s == "" {
-		s = "vault"
-	}
-	return s
 }
 
 // Open opens the index at opts.Path, creating it if needed. An index that

@@ -285,21 +285,6 @@ func TestIndexPathChecks(t *testing.T) {
 	}
 }
 
-func TestDefaultPath(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	a, err := DefaultPath("/some/where/My Vault!")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := DefaultPath("/other/My Vault!")
-	if a == b || !strings.Contains(filepath.Base(a), "My_Vault-") || filepath.Base(filepath.Dir(a)) != "vault-agent" {
-		t.Errorf("DefaultPath = %s, %s", a, b)
-	}
-	if c, _ := DefaultPath("/some/where/My Vault!/"); c != a {
-		t.Errorf("DefaultPath not stable: %s vs %s", c, a)
-	}
-}
-
 func TestApply(t *testing.T) {
 	for _, path := range []string{"", "disk"} {
 		t.Run("path="+path, func(t *testing.T) {

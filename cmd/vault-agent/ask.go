@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/reasoning"
 	"github.com/vault-agent/vault-agent/service"
 )
@@ -32,18 +30,16 @@ func (f *modelFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.script, "script", "", "fixture file of model turns for --provider scripted")
 }
 
-func (f *modelFlags) build(ctx context.Context, log *slog.Logger) (llm.Model, error) {
-	s := service.Settings{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script}
-	return service.NewModel(ctx, s, service.ProcessEnv(), log)
+// settings are the model settings of the flags.
+func (f *modelFlags) settings() service.Settings {
+	return service.Settings{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script}
 }
 
 func newAskCmd(g *globalFlags) *cobra.Command {
 	var vf vaultFlags
 	var mf modelFlags
-	var cfg agent.Config
-	var asJSON bool
-	var trace string
-	var timeout time.Duration
+	var run service.Settings // the run flags
+	var planner, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ask --vault DIR [flags] QUESTION",
 		Short: "Ask the agent a question about your notes",
@@ -60,33 +56,22 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
-			if cfg.MaxIterations < 1 || cfg.MaxIterations > 50 {
-				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", cfg.MaxIterations)
+			if run.MaxIterations < 1 || run.MaxIterations > 50 {
+				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", run.MaxIterations)
 			}
-			switch cfg.Mode {
-			case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
-			default:
-				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", cfg.Mode)
+			if !slices.Contains(service.Modes, run.Mode) {
+				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", run.Mode)
 			}
-			cfg.Timeout = timeout
 			log, err := g.logger()
 			if err != nil {
 				return err
 			}
-			model, err := mf.build(cmd.Context(), log)
-			if err != nil {
-				return usageError(cmd, "%v", err)
-			}
-			ix, _, err := vf.openIndex(cmd.Context(), cmd, log, false, true)
+			run.Planner = &planner
+			svc, err := vf.open(cmd, log, service.Options{Settings: mf.settings().Merge(run), Agent: true}, true)
 			if err != nil {
 				return err
 			}
-			defer ix.Close()
-			ag, err := agent.New(agent.Deps{Model: model, Index: ix, Logger: log})
-			if err != nil {
-				return err
-			}
-			defer ag.Close()
+			defer svc.Close()
 
 			out := cmd.OutOrStdout()
 			var sink agent.Sink
@@ -104,7 +89,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 				})
 			} else {
 				lp := reasoning.NewLinePrinter(os.Stderr)
-				obs = reasoning.NewObserver(reasoning.Config{Planner: cfg.Planner, OnStep: lp.Step, OnComplete: lp.Done})
+				obs = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
 				sink = obs
 			}
 			// On a terminal the answer streams as it is written; piped output
@@ -118,15 +103,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 					}
 				}))
 			}
-			if trace != "" {
-				tw, err := agent.CreateTrace(trace)
-				if err != nil {
-					return err
-				}
-				defer tw.Close()
-				sink = agent.Tee(sink, tw)
-			}
-			res, err := ag.Run(cmd.Context(), agent.RunRequest{Message: question, Config: cfg}, sink)
+			res, err := svc.Run(cmd.Context(), service.RunRequest{Message: question}, sink)
 			if err != nil {
 				return err
 			}
@@ -151,12 +128,12 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	}
 	vf.add(cmd)
 	mf.add(cmd)
-	cmd.Flags().StringVar(&cfg.Mode, "mode", agent.ModeReact, "agent loop: react, roa (reason-act-observe), par (plan-act-reflect) or staged")
-	cmd.Flags().BoolVar(&cfg.Planner, "planner", false, "enable the write_todos planner (enableAgentPlannerV0)")
-	cmd.Flags().IntVar(&cfg.MaxIterations, "max-iterations", 10, "maximum agent iterations (1-50)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "maximum time for the whole run")
-	cmd.Flags().StringVar(&trace, "trace", "", "write the run's typed events to this JSONL file (replayable)")
-	cmd.Flags().StringVar(&cfg.PolicyPath, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
+	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "agent loop: react, roa (reason-act-observe), par (plan-act-reflect) or staged")
+	cmd.Flags().BoolVar(&planner, "planner", false, "enable the write_todos planner (enableAgentPlannerV0)")
+	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "maximum agent iterations (1-50)")
+	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time for the whole run")
+	cmd.Flags().StringVar(&run.Trace, "trace", "", "write the run's typed events to this JSONL file, outside the vault (replayable)")
+	cmd.Flags().StringVar(&run.Policy, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
 	return cmd
 }

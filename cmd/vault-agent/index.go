@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,7 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // vaultFlags are the flags every vault command shares.
@@ -34,39 +34,30 @@ func (f *vaultFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")
 }
 
-// openIndex opens the vault and its index and reconciles the index with the
-// disk, showing progress on stderr.
-func (f *vaultFlags) openIndex(ctx context.Context, cmd *cobra.Command, log *slog.Logger, full, quiet bool) (*search.Index, search.SyncStats, error) {
+// open opens the vault (service.Open, with these flags' vault, index and
+// excludes) with its index reconciled with the disk, showing progress on
+// stderr unless quiet. Settings that cannot be used, a model among them,
+// are usage errors.
+func (f *vaultFlags) open(cmd *cobra.Command, log *slog.Logger, o service.Options, quiet bool) (*service.Service, error) {
 	if strings.TrimSpace(f.vault) == "" {
-		return nil, search.SyncStats{}, usageError(cmd, "--vault is required: the folder of your markdown notes")
+		return nil, usageError(cmd, "--vault is required: the folder of your markdown notes")
 	}
-	v, err := vault.Open(f.vault, vault.Options{Excludes: f.excludes, IgnoreObsidianExcludes: f.noObsidian, Logger: log})
-	if err != nil {
-		return nil, search.SyncStats{}, err
-	}
-	path := f.index
-	if path == "" {
-		if path, err = search.DefaultPath(v.Root()); err != nil {
-			return nil, search.SyncStats{}, err
-		}
-	}
-	ix, err := search.Open(ctx, search.Options{Path: path, Vault: v, Logger: log})
-	if err != nil {
-		return nil, search.SyncStats{}, err
+	o.Vault, o.Index, o.Logger = f.vault, f.index, log
+	o.Settings.Excludes = f.excludes
+	if f.noObsidian {
+		off := false
+		o.Settings.ObsidianExcludes = &off
 	}
 	progress := newProgress(os.Stderr, quiet)
-	var stats search.SyncStats
-	if full {
-		stats, err = ix.Rebuild(ctx, progress.update)
-	} else {
-		stats, err = ix.Sync(ctx, progress.update)
-	}
+	o.Progress = progress.update
+	svc, err := service.Open(cmd.Context(), o)
 	progress.finish()
-	if err != nil {
-		ix.Close()
-		return nil, stats, err
+	var se *service.SettingError
+	var oe *service.OpenError
+	if errors.As(err, &se) || errors.As(err, &oe) && oe.Part == service.PartModel {
+		return nil, usageError(cmd, "%v", err)
 	}
-	return ix, stats, nil
+	return svc, err
 }
 
 // progress draws an index progress bar on stderr when it is a terminal,
@@ -146,11 +137,12 @@ re-indexed; --full rebuilds everything. Progress goes to stderr, a one-line summ
 			if err != nil {
 				return err
 			}
-			ix, stats, err := vf.openIndex(cmd.Context(), cmd, log, full, false)
+			svc, err := vf.open(cmd, log, service.Options{Rebuild: full}, false)
 			if err != nil {
 				return err
 			}
-			defer ix.Close()
+			defer svc.Close()
+			ix, stats := svc.Index(), svc.Synced()
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{
 					"notes": ix.Count(), "added": stats.Added, "updated": stats.Updated, "removed": stats.Removed,

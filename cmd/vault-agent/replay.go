@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vault-agent/vault-agent/agent/replay"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 func newReplayCmd(g *globalFlags) *cobra.Command {
@@ -46,12 +47,12 @@ of the trace (time offset, iteration, event type, summary) and works without a v
 			if err != nil {
 				return err
 			}
-			ix, _, err := vf.openIndex(cmd.Context(), cmd, log, false, true)
+			svc, err := vf.open(cmd, log, service.Options{}, true)
 			if err != nil {
 				return err
 			}
-			defer ix.Close()
-			rep, err := replay.Run(cmd.Context(), events, ix)
+			defer svc.Close()
+			rep, err := replay.Run(cmd.Context(), events, svc.Index())
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 func newSearchCmd(g *globalFlags) *cobra.Command {
@@ -61,12 +63,12 @@ Terms of 4+ letters fall back to fuzzy matching when nothing matches exactly.`,
 			if err != nil {
 				return err
 			}
-			ix, _, err := vf.openIndex(cmd.Context(), cmd, log, false, false)
+			svc, err := vf.open(cmd, log, service.Options{}, false)
 			if err != nil {
 				return err
 			}
-			defer ix.Close()
-			res, err := ix.Search(cmd.Context(), req)
+			defer svc.Close()
+			res, err := svc.Index().Search(cmd.Context(), req)
 			if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrBadQuery) {
 				return usageError(cmd, "%v", err)
 			}
@@ -74,9 +76,10 @@ Terms of 4+ letters fall back to fuzzy matching when nothing matches exactly.`,
 				return err
 			}
 			if asJSON {
+				// The JSON of vault/search's result.
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return enc.Encode(rpc.WireResults(res))
 			}
 			printResults(cmd.OutOrStdout(), res)
 			return nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/vault-agent/vault-agent/rpc"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // serve runs the JSON-RPC server on stdin/stdout. An exit notification
@@ -23,7 +24,7 @@ func serve(ctx context.Context, log *slog.Logger, vf vaultFlags, codec string, i
 		Codec:   codec,
 		Logger:  log,
 		Version: version,
-		DefaultSettings: rpc.Settings{
+		Settings: service.Settings{
 			Excludes:         vf.excludes,
 			ObsidianExcludes: obsidian,
 		},

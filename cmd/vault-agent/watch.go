@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 func newWatchCmd(g *globalFlags) *cobra.Command {
@@ -28,11 +29,12 @@ is re-run and printed after every update, so you can see an edit become searchab
 				return err
 			}
 			ctx := cmd.Context()
-			ix, stats, err := vf.openIndex(ctx, cmd, log, false, false)
+			svc, err := vf.open(cmd, log, service.Options{}, false)
 			if err != nil {
 				return err
 			}
-			defer ix.Close()
+			defer svc.Close()
+			ix, stats := svc.Index(), svc.Synced()
 			out := cmd.OutOrStdout()
 			fmt.Fprintln(out, summary(stats, ix.Count()))
 			updates, unsubscribe := ix.Subscribe()

@@ -1,22 +1,17 @@
-package rpc
+package protocol
 
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
-	"time"
-
-	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/service"
 )
 
-// Settings configure the agent. They come from Config.DefaultSettings, are
-// overridden by initialize's settings, and those by each agent/run's.
-// A zero value (or an absent key) keeps the value from the level below.
+// Settings configure the agent. They come from the command line, are
+// overridden by initialize's settings, and those by each agent/run's. A
+// zero value (or an absent key) keeps the value from the level below.
 type Settings struct {
 	// Provider is the model provider: offline (default), openai, scripted.
 	Provider string `json:"provider,omitempty"`
@@ -44,7 +39,7 @@ type Settings struct {
 	PlanReminderInterval int `json:"planReminderInterval,omitempty"`
 	// RequestInputTimeoutMs bounds the wait for agent/input (default 600000).
 	RequestInputTimeoutMs int64 `json:"requestInputTimeoutMs,omitempty"`
-	// Trace is a file (outside the vault) the run's events are appended to
+	// Trace is a file (outside the vault) the run's events are written to
 	// as JSON lines.
 	Trace string `json:"trace,omitempty"`
 	// Excludes are vault folders or glob patterns to skip (initialize only).
@@ -57,12 +52,6 @@ type Settings struct {
 	// unknown holds keys that are not settings, in sorted order.
 	unknown []string
 }
-
-// Modes and providers the sidecar accepts.
-var (
-	validModes     = []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged}
-	validProviders = service.Providers
-)
 
 // settingsFields maps each JSON key to its field index.
 var settingsFields = func() map[string]int {
@@ -79,7 +68,8 @@ var settingsFields = func() map[string]int {
 	return m
 }()
 
-func settingsKeys() []string {
+// SettingsKeys lists the settings' JSON keys, sorted.
+func SettingsKeys() []string {
 	keys := make([]string, 0, len(settingsFields))
 	for k := range settingsFields {
 		keys = append(keys, k)
@@ -88,12 +78,12 @@ func settingsKeys() []string {
 	return keys
 }
 
-// UnmarshalJSON decodes known keys, naming the key in type errors, and
-// remembers unknown keys instead of failing on them.
+// UnmarshalJSON decodes known keys, naming the key in type errors (a
+// *FieldError), and remembers unknown keys instead of failing on them.
 func (s *Settings) UnmarshalJSON(b []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		return &paramError{field: "settings", msg: "must be an object"}
+		return &FieldError{Field: "settings", Msg: "must be an object"}
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -109,7 +99,7 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 		}
 		f := v.Field(i)
 		if err := json.Unmarshal(m[k], f.Addr().Interface()); err != nil {
-			return &paramError{field: "settings." + k, msg: "must be " + jsonTypeName(f.Type())}
+			return &FieldError{Field: "settings." + k, Msg: "must be " + JSONTypeName(f.Type())}
 		}
 	}
 	return nil
@@ -123,80 +113,25 @@ func (s *Settings) Unknown() []string {
 	return slices.Clone(s.unknown)
 }
 
-// merge returns s with every set field of o applied over it.
-func (s Settings) merge(o *Settings) Settings {
-	if o == nil {
-		return s
-	}
-	sv := reflect.ValueOf(&s).Elem()
-	ov := reflect.ValueOf(o).Elem()
-	for _, i := range settingsFields {
-		if f := ov.Field(i); !f.IsZero() {
-			sv.Field(i).Set(f)
-		}
-	}
-	s.unknown = nil
-	return s
+// FieldError is an invalid value of one field of a request's params.
+type FieldError struct {
+	Field string
+	Msg   string
 }
 
-// validate checks values, naming the offending key. vaultRoot, when set,
-// is where a trace file must not be written.
-func (s Settings) validate(vaultRoot string) error {
-	if s.Provider != "" && !slices.Contains(validProviders, s.Provider) {
-		return &paramError{field: "settings.provider", msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(validProviders, ", "), s.Provider)}
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Msg
 	}
-	if s.Mode != "" && !slices.Contains(validModes, s.Mode) {
-		return &paramError{field: "settings.mode", msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(validModes, ", "), s.Mode)}
-	}
-	nonNeg := []struct {
-		key string
-		v   int64
-	}{
-		{"maxIterations", int64(s.MaxIterations)},
-		{"timeoutMs", s.TimeoutMs},
-		{"reasoningWindow", int64(s.ReasoningWindow)},
-		{"maxPlanContinuations", int64(s.MaxPlanContinuations)},
-		{"planReminderInterval", int64(s.PlanReminderInterval)},
-		{"requestInputTimeoutMs", s.RequestInputTimeoutMs},
-	}
-	for _, n := range nonNeg {
-		if n.v < 0 {
-			return &paramError{field: "settings." + n.key, msg: fmt.Sprintf("must not be negative, got %d", n.v)}
-		}
-	}
-	if s.Trace != "" && vaultRoot != "" {
-		abs, err := filepath.Abs(s.Trace)
-		if err != nil {
-			return &paramError{field: "settings.trace", msg: err.Error()}
-		}
-		if rel, err := filepath.Rel(vaultRoot, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return &paramError{field: "settings.trace", msg: "must be outside the vault (the vault is read-only)"}
-		}
-	}
-	return nil
+	return fmt.Sprintf("%q %s", e.Field, e.Msg)
 }
 
-func boolOf(p *bool) bool { return p != nil && *p }
-
-// agentConfig maps settings onto the agent's run configuration.
-func (s Settings) agentConfig() agent.Config {
-	return agent.Config{
-		Mode:                 s.Mode,
-		MaxIterations:        s.MaxIterations,
-		Timeout:              time.Duration(s.TimeoutMs) * time.Millisecond,
-		Planner:              boolOf(s.EnableAgentPlannerV0),
-		PlanReview:           boolOf(s.PlanReview),
-		MaxPlanContinuations: s.MaxPlanContinuations,
-		PlanReminderInterval: s.PlanReminderInterval,
-		RequestInputTimeout:  time.Duration(s.RequestInputTimeoutMs) * time.Millisecond,
-	}.Normalize()
-}
-
-// jsonTypeName names t the way a host author thinks of it.
-func jsonTypeName(t reflect.Type) string {
+// JSONTypeName names t the way a host author thinks of it: "a string", "an
+// array of strings", "an object".
+func JSONTypeName(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Pointer:
-		return jsonTypeName(t.Elem())
+		return JSONTypeName(t.Elem())
 	case reflect.Bool:
 		return "a boolean"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -210,7 +145,7 @@ func jsonTypeName(t reflect.Type) string {
 		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
 			return "a JSON value"
 		}
-		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(jsonTypeName(t.Elem()), "an "), "a ") + "s"
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(JSONTypeName(t.Elem()), "an "), "a ") + "s"
 	case reflect.Map, reflect.Struct:
 		return "an object"
 	}

@@ -1,4 +1,4 @@
-package rpc
+package protocol
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite PROTOCOL.md from the Go types")
 
-const protocolDoc = "../PROTOCOL.md"
+const protocolDoc = "../../PROTOCOL.md"
 
 // TestProtocolDoc fails when PROTOCOL.md does not match the protocol types;
-// go generate ./rpc (or this test with -update) rewrites it.
+// go generate ./rpc/protocol (or this test with -update) rewrites it.
 func TestProtocolDoc(t *testing.T) {
 	got := generateProtocolDoc(t)
 	if *update {
@@ -31,20 +31,20 @@ func TestProtocolDoc(t *testing.T) {
 	}
 	want, err := os.ReadFile(protocolDoc)
 	if err != nil {
-		t.Fatalf("%v (run: go generate ./rpc)", err)
+		t.Fatalf("%v (run: go generate ./rpc/protocol)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("PROTOCOL.md is stale: run go generate ./rpc (go test ./rpc -run TestProtocolDoc -update)")
+		t.Fatalf("PROTOCOL.md is stale: run go generate ./rpc/protocol (go test ./rpc/protocol -run TestProtocolDoc -update)")
 	}
 }
 
-// docIndex holds the doc comments of types and fields, keyed by
-// "pkg.Type" and "pkg.Type.Field".
+// docIndex holds the doc comments of the package's types and fields, keyed
+// by "pkg.Type" and "pkg.Type.Field".
 type docIndex map[string]string
 
 func loadDocs(t *testing.T) docIndex {
 	docs := docIndex{}
-	for _, dir := range []string{".", "../search", "../agent", "../vault", "../llm"} {
+	for _, dir := range []string{"."} {
 		fset := token.NewFileSet()
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
@@ -182,9 +182,9 @@ func (g *docGen) fields(t reflect.Type) {
 func generateProtocolDoc(t *testing.T) []byte {
 	g := &docGen{docs: loadDocs(t), types: map[reflect.Type]bool{}}
 	g.p("# vault-agent JSON-RPC protocol\n\n")
-	g.p("<!-- Generated from rpc/protocol.go by `go generate ./rpc`; do not edit. -->\n\n")
-	g.p("This is the protocol between a plugin host and `vault-agent serve`. The design is in\n")
-	g.p("DESIGN.md §7; this page is the reference, generated from the Go types, so it cannot drift.\n\n")
+	g.p("<!-- Generated from package rpc/protocol by `go generate ./rpc/protocol`; do not edit. -->\n\n")
+	g.p("This is the protocol between a plugin host and `vault-agent serve`. This page is the reference,\n")
+	g.p("generated from the Go types of the wire, so it cannot drift. docs/ARCHITECTURE.md shows where it sits.\n\n")
 	g.p("## Transport\n\n")
 	g.p("- JSON-RPC 2.0 over the sidecar's stdin and stdout. Only protocol bytes go to stdout; logs go to stderr.\n")
 	g.p("- Framing: `Content-Length: N\\r\\n\\r\\n` headers before each message (the default; what vscode-jsonrpc's\n")
@@ -219,7 +219,7 @@ func generateProtocolDoc(t *testing.T) []byte {
 	g.p("| %d | request cancelled by `$/cancelRequest`; for `agent/run`, `data` holds the run's result |\n\n", CodeRequestCancelled)
 
 	g.p("## Requests and host notifications\n\n")
-	for _, m := range methods {
+	for _, m := range Methods {
 		kind := "request"
 		if m.Notification {
 			kind = "notification"
@@ -242,7 +242,7 @@ func generateProtocolDoc(t *testing.T) []byte {
 		}
 	}
 	g.p("## Sidecar notifications\n\n")
-	for _, n := range notifications {
+	for _, n := range Notifications {
 		g.p("### `%s`\n\n%s\n\nParams: %s\n\n", n.Name, n.Doc, g.jsonType(n.Params))
 	}
 	g.p("`agent/update` types: ")
@@ -267,7 +267,7 @@ func generateProtocolDoc(t *testing.T) []byte {
 		g.fields(tp)
 	}
 	g.p("## Settings keys\n\n")
-	keys := settingsKeys()
+	keys := SettingsKeys()
 	sort.Strings(keys)
 	g.p("Known keys: %s. Any other key is reported (a `window/logMessage` warning and `unknownSettings`)\n", "`"+strings.Join(keys, "`, `")+"`")
 	g.p("and ignored.\n")

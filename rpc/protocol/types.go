@@ -1,118 +1,6 @@
-package rpc
+package protocol
 
-import (
-	"encoding/json"
-	"reflect"
-
-	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
-	"github.com/vault-agent/vault-agent/search"
-)
-
-// This file is the protocol: every method, its params and result types,
-// and every notification. PROTOCOL.md is generated from it (go generate
-// ./rpc, or go test ./rpc -run TestProtocolDoc -update).
-
-//go:generate go test -run TestProtocolDoc -update
-
-// Method names.
-const (
-	MethodInitialize    = "initialize"
-	MethodShutdown      = "shutdown"
-	MethodExit          = "exit"
-	MethodCancelRequest = "$/cancelRequest"
-	MethodVaultSearch   = "vault/search"
-	MethodVaultReadNote = "vault/readNote"
-	MethodVaultStatus   = "vault/status"
-	MethodVaultReindex  = "vault/reindex"
-	MethodAgentRun      = "agent/run"
-	MethodAgentStop     = "agent/stop"
-	MethodAgentInput    = "agent/input"
-
-	NotifyAgentMessage  = "agent/message"
-	NotifyAgentUpdate   = "agent/update"
-	NotifyIndexProgress = "vault/indexProgress"
-	NotifyLogMessage    = "window/logMessage"
-)
-
-// methodInfo describes one method of the protocol. The dispatch switch in
-// server.go is the behaviour; this table is the documentation, the
-// capability list and the concurrency class.
-type methodInfo struct {
-	Name string
-	// Params and Result are nil for none / null.
-	Params, Result reflect.Type
-	// Notification marks host -> sidecar notifications (no reply).
-	Notification bool
-	// Slow methods run concurrently with everything after them; the rest
-	// run in arrival order.
-	Slow bool
-	Doc  string
-}
-
-var methods = []methodInfo{
-	{Name: MethodInitialize, Params: typeOf[InitializeParams](), Result: typeOf[InitializeResult](), Slow: true,
-		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error."},
-	{Name: MethodShutdown, Result: nil,
-		Doc: "Stops every run and refuses later requests (code -32600). Answers null. Follow with exit."},
-	{Name: MethodExit, Notification: true,
-		Doc: "Ends the process: exit status 0 after shutdown, 1 without it."},
-	{Name: MethodCancelRequest, Params: typeOf[CancelParams](), Notification: true,
-		Doc: "Cancels an in-flight request; its reply has code -32800. On agent/run it stops the run (stop reason stopped) and the error's data holds the run's result."},
-	{Name: MethodVaultSearch, Params: typeOf[SearchParams](), Result: typeOf[search.Results](), Slow: true,
-		Doc: "Ranked search over the vault. Query language: free terms, \"phrase\", -term, tag:#x, path:folder/, file:name, OR."},
-	{Name: MethodVaultReadNote, Params: typeOf[ReadNoteParams](), Result: typeOf[search.NoteChunk](),
-		Doc: "One chunk of a note, the same shape as the agent's readNote tool. The path may be what a person types: exact path, without .md, [[wikilink]], basename, path tail."},
-	{Name: MethodVaultStatus, Result: typeOf[StatusResult](),
-		Doc: "Index status."},
-	{Name: MethodVaultReindex, Params: typeOf[ReindexParams](), Result: typeOf[ReindexResult](), Slow: true,
-		Doc: "Reconciles the index with the disk (or rebuilds it with full), sending vault/indexProgress."},
-	{Name: MethodAgentRun, Params: typeOf[AgentRunParams](), Result: typeOf[AgentRunResult](), Slow: true,
-		Doc: "Runs the agent to its end; meanwhile agent/message and agent/update notifications carry its progress. Several runs may be active at once."},
-	{Name: MethodAgentStop, Params: typeOf[AgentStopParams](), Result: typeOf[AgentStopResult](),
-		Doc: "Asks a run to stop at its next phase boundary; the run ends with stop reason stopped. stopped is false when the run is unknown or already finished."},
-	{Name: MethodAgentInput, Params: typeOf[AgentInputParams](), Result: typeOf[AgentInputResult](),
-		Doc: "Answers a run's agent_request_input. accepted is false when the run is unknown or finished."},
-}
-
-// notificationInfo describes one sidecar -> host notification.
-type notificationInfo struct {
-	Name   string
-	Params reflect.Type
-	Doc    string
-}
-
-var notifications = []notificationInfo{
-	{Name: NotifyAgentMessage, Params: typeOf[AgentMessageParams](),
-		Doc: "The whole current chat message of a run (reasoning marker, then the answer so far); each one replaces the previous. Parse the marker with /<!--AGENT_REASONING:(\\w+):(\\d+):(.+?)-->/ and JSON.parse the third group."},
-	{Name: NotifyAgentUpdate, Params: typeOf[AgentUpdateParams](),
-		Doc: "A typed per-phase event of a run."},
-	{Name: NotifyIndexProgress, Params: typeOf[IndexProgressParams](),
-		Doc: "Indexing progress during initialize and vault/reindex, at most about 10 per second, plus a final one with done == total."},
-	{Name: NotifyLogMessage, Params: typeOf[LogMessageParams](),
-		Doc: "A warning or error worth showing to the user or the plugin author (type: 1 error, 2 warning, 3 info, 4 log)."},
-}
-
-func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
-
-func lookupMethod(name string) (methodInfo, bool) {
-	for _, m := range methods {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return methodInfo{}, false
-}
-
-func methodNames() []string {
-	names := make([]string, 0, len(methods))
-	for _, m := range methods {
-		if !m.Notification {
-			names = append(names, m.Name)
-		}
-	}
-	return names
-}
+import "encoding/json"
 
 // InitializeParams are the params of initialize.
 type InitializeParams struct {
@@ -260,7 +148,7 @@ type AgentRunParams struct {
 	Message string `json:"message"`
 	// History is the earlier conversation (roles user, assistant, system);
 	// reasoning markers in it are stripped before the model sees it.
-	History []llm.Message `json:"history,omitempty"`
+	History []Message `json:"history,omitempty"`
 	// RunID names the run for agent/stop, agent/input and notifications;
 	// generated when absent.
 	RunID string `json:"runId,omitempty"`
@@ -278,11 +166,11 @@ type AgentRunResult struct {
 	Content string `json:"content"`
 	// StopReason is final_answer, max_iterations, timeout, stopped,
 	// await_user_input or error.
-	StopReason string `json:"stopReason"`
-	Iterations int    `json:"iterations"`
-	ElapsedMs  int64  `json:"elapsedMs"`
-	Plan       any    `json:"plan,omitempty"`
-	Capsule    any    `json:"capsule,omitempty"`
+	StopReason string          `json:"stopReason"`
+	Iterations int             `json:"iterations"`
+	ElapsedMs  int64           `json:"elapsedMs"`
+	Plan       json.RawMessage `json:"plan,omitempty"`
+	Capsule    json.RawMessage `json:"capsule,omitempty"`
 	// Error says what went wrong when StopReason is error.
 	Error string `json:"error,omitempty"`
 	// UnknownSettings lists run settings keys that were ignored.
@@ -356,7 +244,7 @@ type AgentUpdateParams struct {
 	LatencyMs float64         `json:"latencyMs,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	// Plan: plan_updated, plan_review_pending.
-	Plan *agent.PlanPayload `json:"plan,omitempty"`
+	Plan *PlanPayload `json:"plan,omitempty"`
 	// Question: agent_request_input.
 	Question string `json:"question,omitempty"`
 	// StopReason, Iterations, ElapsedMs: agent_stopped, agent_completion.
@@ -383,4 +271,109 @@ const (
 type LogMessageParams struct {
 	Type    int    `json:"type"`
 	Message string `json:"message"`
+}
+
+// Results is a page of results.
+type Results struct {
+	Results []Result `json:"results"`
+	// Total counts all matching notes, not just this page.
+	Total  int     `json:"total"`
+	TookMs float64 `json:"tookMs"`
+	// Fuzzy is true when the exact query matched nothing and fuzzy matching
+	// produced these results.
+	Fuzzy bool `json:"fuzzy,omitempty"`
+	// Partial is true when no note matched enough of the free terms and
+	// these results match only some of them.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// Result is one matching note.
+type Result struct {
+	Path  string  `json:"path"`
+	Title string  `json:"title"`
+	Score float64 `json:"score"`
+	// Snippet is text from the best matching chunk with matches wrapped in
+	// "**" (markdown bold).
+	Snippet    string   `json:"snippet"`
+	Heading    string   `json:"heading"`
+	ChunkIndex int      `json:"chunkIndex"`
+	Tags       []string `json:"tags"`
+	// MTime is the note's modification time in epoch milliseconds.
+	MTime int64 `json:"mtime"`
+	// Date is the note's own date in epoch milliseconds (frontmatter date
+	// or created, or a date its file name starts with), absent when none.
+	Date int64 `json:"date,omitempty"`
+}
+
+// NoteChunk is one chunk of a note: the result of readNote and of the vault/readNote method.
+type NoteChunk struct {
+	Path             string    `json:"path"`
+	Title            string    `json:"title"`
+	Aliases          []string  `json:"aliases,omitempty"`
+	ChunkIndex       int       `json:"chunkIndex"`
+	ChunkCount       int       `json:"chunkCount"`
+	Heading          string    `json:"heading"`
+	Content          string    `json:"content"`
+	Headings         []Heading `json:"headings"`
+	Links            []Link    `json:"links"`
+	Tags             []string  `json:"tags"`
+	MTime            int64     `json:"mtime"`
+	FrontmatterError string    `json:"frontmatterError,omitempty"`
+}
+
+// Heading is one ATX or setext heading of a note.
+type Heading struct {
+	Level int    `json:"level"`
+	Text  string `json:"text"`
+	Line  int    `json:"line"`
+}
+
+// Link is a wikilink, embed or markdown link found in a note.
+type Link struct {
+	Target  string `json:"target"`
+	Heading string `json:"heading,omitempty"`
+	Alias   string `json:"alias,omitempty"`
+	Embed   bool   `json:"embed,omitempty"`
+	// Kind is "wikilink" or "markdown".
+	Kind string `json:"kind"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are set on assistant messages that call tools.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID and Name are set on tool result messages.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Name       string `json:"name,omitempty"`
+}
+
+// ToolCall is one function call requested by the model.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the raw JSON text the model produced; it may be malformed.
+	Arguments string `json:"arguments"`
+}
+
+// PlanPayload is carried by PlanAuthored and PlanUpdated.
+type PlanPayload struct {
+	Revision int    `json:"revision"`
+	Todos    []Todo `json:"todos,omitempty"`
+	Focus    string `json:"focus,omitempty"`
+	Note     string `json:"note,omitempty"`
+	// Summary is a one-line description for the reasoning block.
+	Summary string `json:"summary"`
+	// Plan is the typed plan in par mode.
+	Plan json.RawMessage `json:"plan,omitempty"`
+	// Diff describes what changed from the previous version (par mode).
+	Diff json.RawMessage `json:"diff,omitempty"`
+}
+
+// Todo is one item of a write_todos plan.
+type Todo struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	Status  string `json:"status"`
 }

@@ -1,0 +1,293 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/reasoning/marker"
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Options say how to open a vault.
+type Options struct {
+	// Vault is the vault folder (required).
+	Vault string
+	// Index is the index folder; "" is the per-vault default in the user
+	// cache dir (Env.DefaultIndexPath), or memory with InMemoryIndex.
+	Index         string
+	InMemoryIndex bool
+	// Settings are the defaults of every run; Excludes and ObsidianExcludes
+	// apply to the vault now.
+	Settings Settings
+	// Model, when set, is the agent's model instead of the one Settings
+	// describe (tests, embedding). A run whose settings name a model still
+	// gets its own.
+	Model llm.Model
+	// Env is where keys, default model names and the cache dir come from;
+	// nil reads the process environment (ProcessEnv).
+	Env *Env
+	// Logger receives every component's logs (nil: none).
+	Logger *slog.Logger
+	// Progress receives the progress of the first reconcile of the index
+	// with the disk; it is called from the indexing goroutine.
+	Progress search.ProgressFunc
+	// Rebuild rebuilds the index from scratch instead of reconciling it.
+	Rebuild bool
+	// Watch keeps the index fresh with the file watcher until Close.
+	Watch bool
+	// Agent starts the agent, and builds its model first, so that a bad
+	// model setting fails before any indexing.
+	Agent bool
+}
+
+// OpenError says which part of opening a vault failed: the model, the
+// vault folder, the index, or the first sync. Its text is the cause's.
+type OpenError struct {
+	Part string // PartModel, PartVault, PartIndex, PartSync or PartAgent
+	Path string // the folder or file concerned, when there is one
+	Err  error
+}
+
+// Parts of opening a vault (OpenError.Part).
+const (
+	PartModel = "model"
+	PartVault = "vault"
+	PartIndex = "index"
+	PartSync  = "sync"
+	PartAgent = "agent"
+)
+
+func (e *OpenError) Error() string { return e.Err.Error() }
+
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Service is one open vault: the vault, its index (kept fresh by the
+// watcher when asked), and the agent that answers questions about it. It
+// is safe for concurrent use; a front-end that serves several vaults opens
+// one Service each.
+type Service struct {
+	env      Env
+	settings Settings
+	log      *slog.Logger
+
+	vault     *vault.Vault
+	index     *search.Index
+	indexPath string
+	synced    search.SyncStats
+	agent     *agent.Agent
+
+	stopWatch context.CancelFunc
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the vault of opts: it builds the agent's model (when
+// opts.Agent), opens the vault and its index and reconciles the index with
+// the disk (reporting progress), starts the watcher (when opts.Watch) and
+// the agent. A watcher that cannot start is logged, not fatal: search
+// still works on the index as it is. Errors are *OpenError, or
+// *SettingError for settings that cannot be used.
+func Open(ctx context.Context, opts Options) (s *Service, err error) {
+	s = &Service{env: ProcessEnv(), settings: opts.Settings, log: opts.Logger}
+	if opts.Env != nil {
+		s.env = *opts.Env
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if strings.TrimSpace(opts.Vault) == "" {
+		return nil, &OpenError{Part: PartVault, Err: errors.New("no vault folder given")}
+	}
+	root, err := filepath.Abs(opts.Vault)
+	if err != nil {
+		return nil, &OpenError{Part: PartVault, Path: opts.Vault, Err: err}
+	}
+	if err := s.settings.Validate(root); err != nil {
+		return nil, err
+	}
+	model := opts.Model
+	if opts.Agent && model == nil {
+		if model, err = NewModel(ctx, s.settings, s.env, s.log); err != nil {
+			return nil, &OpenError{Part: PartModel, Err: err}
+		}
+	}
+
+	ob := s.settings.ObsidianExcludes
+	s.vault, err = vault.Open(root, vault.Options{
+		Excludes:               s.settings.Excludes,
+		IgnoreObsidianExcludes: ob != nil && !*ob,
+		Logger:                 s.log,
+	})
+	if err != nil {
+		return nil, &OpenError{Part: PartVault, Path: root, Err: err}
+	}
+	switch {
+	case opts.Index != "":
+		s.indexPath = opts.Index
+	case opts.InMemoryIndex:
+	default:
+		if s.indexPath, err = s.env.DefaultIndexPath(s.vault.Root()); err != nil {
+			return nil, &OpenError{Part: PartIndex, Err: err}
+		}
+	}
+	s.index, err = search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
+	if err != nil {
+		return nil, &OpenError{Part: PartIndex, Path: s.indexPath, Err: err}
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if opts.Rebuild {
+		s.synced, err = s.index.Rebuild(ctx, opts.Progress)
+	} else {
+		s.synced, err = s.index.Sync(ctx, opts.Progress)
+	}
+	if err != nil {
+		return nil, &OpenError{Part: PartSync, Path: s.indexPath, Err: err}
+	}
+	if opts.Watch {
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopWatch = cancel
+		if err := s.index.Watch(wctx); err != nil {
+			// Search still works on a stale index: warn, don't fail.
+			s.log.Warn("the vault watcher could not start; the index will not follow changes until it is reindexed", "error", err)
+		}
+	}
+	if opts.Agent {
+		reviews := ""
+		if s.indexPath != "" {
+			reviews = filepath.Clean(s.indexPath) + "-reviews.db"
+		}
+		s.agent, err = agent.New(agent.Deps{Model: model, Index: s.index, Logger: s.log, ReviewStorePath: reviews})
+		if err != nil {
+			return nil, &OpenError{Part: PartAgent, Path: reviews, Err: fmt.Errorf("start the agent: %w", err)}
+		}
+	}
+	return s, nil
+}
+
+// Vault returns the open vault.
+func (s *Service) Vault() *vault.Vault { return s.vault }
+
+// Index returns the vault's index.
+func (s *Service) Index() *search.Index { return s.index }
+
+// IndexPath returns the index folder ("" for an index in memory).
+func (s *Service) IndexPath() string { return s.indexPath }
+
+// Synced reports what the first reconcile (or rebuild) of the index did.
+func (s *Service) Synced() search.SyncStats { return s.synced }
+
+// Agent returns the agent, nil unless Options.Agent was set.
+func (s *Service) Agent() *agent.Agent { return s.agent }
+
+// Settings returns the settings the vault was opened with.
+func (s *Service) Settings() Settings { return s.settings }
+
+// RunSettings returns the settings of a run that overrides the vault's
+// with o, checked.
+func (s *Service) RunSettings(o Settings) (Settings, error) {
+	merged := s.settings.Merge(o)
+	if err := merged.Validate(s.vault.Root()); err != nil {
+		return Settings{}, err
+	}
+	return merged, nil
+}
+
+// RunRequest asks the agent for one run.
+type RunRequest struct {
+	// RunID names the run ("": the agent names it).
+	RunID string
+	// SessionID ties the runs of one conversation together (plan review).
+	SessionID string
+	Message   string
+	// History is the conversation so far; reasoning markers a host kept in
+	// it are stripped before any model sees it.
+	History []llm.Message
+	// Settings override the vault's for this run; one that names a model
+	// gets a model of its own.
+	Settings Settings
+	// Stop, when closed, stops the run as agent.Agent.Stop does.
+	Stop <-chan struct{}
+}
+
+// Run runs the agent to the end of one run, sending its events to sink and
+// to the trace file the settings name. The error is for a run that could
+// not start (a *SettingError, agent.ErrDuplicateRun) or infrastructure; a
+// run that fails ends with stop reason error.
+func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*agent.Result, error) {
+	if s.agent == nil {
+		return nil, errors.New("service: the vault was opened without the agent")
+	}
+	settings, err := s.RunSettings(req.Settings)
+	if err != nil {
+		return nil, err
+	}
+	var model llm.Model
+	if req.Settings.NamesModel() {
+		if model, err = NewModel(ctx, settings, s.env, s.log); err != nil {
+			return nil, &SettingError{Key: "provider", Msg: fmt.Sprintf("model %q cannot be used: %v", settings.Provider, err), Err: err}
+		}
+	}
+	if req.RunID != "" && s.agent.Active(req.RunID) {
+		return nil, fmt.Errorf("%w: %s", agent.ErrDuplicateRun, req.RunID)
+	}
+	if settings.Trace != "" {
+		tw, err := agent.CreateTrace(settings.Trace)
+		if err != nil {
+			return nil, &SettingError{Key: "trace", Msg: err.Error(), Err: err}
+		}
+		defer func() {
+			if err := tw.Close(); err != nil {
+				s.log.Warn("writing the trace failed", "error", err)
+			}
+		}()
+		sink = agent.Tee(sink, tw)
+	}
+	history := make([]llm.Message, 0, len(req.History))
+	for _, m := range req.History {
+		m.Content = marker.Strip(m.Content)
+		history = append(history, m)
+	}
+	return s.agent.Run(ctx, agent.RunRequest{
+		RunID:     req.RunID,
+		SessionID: req.SessionID,
+		Message:   req.Message,
+		History:   history,
+		Config:    settings.RunConfig(),
+		Model:     model,
+		Stop:      req.Stop,
+	}, sink)
+}
+
+// Close stops every run, the watcher and the agent, and closes the index.
+// It is safe to call more than once.
+func (s *Service) Close() error {
+	s.closeOnce.Do(func() {
+		if s.agent != nil {
+			s.agent.StopAll()
+			if err := s.agent.Close(); err != nil {
+				s.closeErr = fmt.Errorf("close the agent: %w", err)
+			}
+		}
+		if s.stopWatch != nil {
+			s.stopWatch()
+		}
+		if s.index != nil {
+			if err := s.index.Close(); err != nil && s.closeErr == nil {
+				s.closeErr = fmt.Errorf("close the index: %w", err)
+			}
+		}
+	})
+	return s.closeErr
+}

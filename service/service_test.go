@@ -1,0 +1,236 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/agent/agenttest"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/search"
+)
+
+// openFixture opens a copy of the fixture vault with an in-memory index.
+func openFixture(t *testing.T, o Options) (*Service, string) {
+	t.Helper()
+	dir := copyFixture(t)
+	o.Vault = dir
+	if o.Index == "" {
+		o.InMemoryIndex = true
+	}
+	if o.Env == nil {
+		o.Env = &Env{CacheDir: t.TempDir()}
+	}
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, dir
+}
+
+func copyFixture(t *testing.T) string {
+	t.Helper()
+	src := agenttest.FixtureVault()
+	dst := filepath.Join(t.TempDir(), "vault")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// Markers a host kept in the history (ours and the legacy tool-call ones)
+// never reach the model.
+func TestHistoryMarkersAreStripped(t *testing.T) {
+	model := llm.NewScripted([]llm.Turn{{Content: "ok"}})
+	s, _ := openFixture(t, Options{Model: model, Agent: true})
+	hist := []llm.Message{
+		{Role: llm.RoleUser, Content: "earlier question"},
+		{Role: llm.RoleAssistant, Content: `<!--AGENT_REASONING:complete:3:["Searching"]-->` + "\n\nearlier answer" +
+			`<!--TOOL_CALL_START:1:localSearch-->junk<!--TOOL_CALL_END:1:x-->`},
+	}
+	if _, err := s.Run(context.Background(), RunRequest{Message: "follow-up", History: hist}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range model.Requests()[0].Messages {
+		if strings.Contains(m.Content, "<!--") || strings.Contains(m.Content, "junk") {
+			t.Fatalf("marker reached the model: %q", m.Content)
+		}
+	}
+}
+
+// Open gives an indexed vault and an agent that answers with the offline
+// model; Run merges the run's settings over the vault's and writes the
+// trace they name; the settings a run cannot use are refused by name.
+func TestOpenAndRun(t *testing.T) {
+	var progress int
+	s, dir := openFixture(t, Options{Agent: true, Progress: func(done, total int) { progress++ },
+		Settings: Settings{Mode: agent.ModeReact, MaxIterations: 8}})
+	if s.Index().Count() == 0 || progress == 0 || s.Synced().Added == 0 {
+		t.Fatalf("index: %d notes, %d progress calls, %+v", s.Index().Count(), progress, s.Synced())
+	}
+	if got, err := s.RunSettings(Settings{MaxIterations: 3}); err != nil || got.MaxIterations != 3 || got.Mode != agent.ModeReact {
+		t.Fatalf("run settings = %+v, %v", got, err)
+	}
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	res, err := s.Run(context.Background(), RunRequest{RunID: "r1", Message: agenttest.Goal, Settings: Settings{Trace: trace}}, nil)
+	if err != nil || res.StopReason != agent.StopFinalAnswer || !strings.Contains(res.Answer, "[[Sourdough Starter]]") {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if b, err := os.ReadFile(trace); err != nil || !strings.Contains(string(b), `"RunTerminated"`) {
+		t.Fatalf("trace: %v\n%s", err, b)
+	}
+	for _, tt := range []struct {
+		s   Settings
+		key string
+	}{
+		{Settings{Trace: filepath.Join(dir, "run.jsonl")}, "trace"},
+		{Settings{MaxIterations: -1}, "maxIterations"},
+		{Settings{Mode: "yolo"}, "mode"},
+		{Settings{Provider: "openai", Model: "m"}, "provider"},
+	} {
+		var se *SettingError
+		if _, err := s.Run(context.Background(), RunRequest{Message: "x", Settings: tt.s}, nil); !errors.As(err, &se) || se.Key != tt.key {
+			t.Errorf("%+v: err = %v, want a %s setting error", tt.s, err, tt.key)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a trace was written into the vault")
+	}
+}
+
+// A run id that is running cannot start again.
+func TestRunDuplicateID(t *testing.T) {
+	slow := llm.NewScripted([]llm.Turn{{Content: "slow", DelayMs: 60_000}})
+	s, _ := openFixture(t, Options{Model: slow, Agent: true})
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(context.Background(), RunRequest{RunID: "dup", Message: "x"}, agent.SinkFunc(func(e agent.Event) {
+			if e.EventType == agent.EventTurnStarted {
+				close(started)
+			}
+		}))
+		done <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first run did not start")
+	}
+	if _, err := s.Run(context.Background(), RunRequest{RunID: "dup", Message: "y"}, nil); !errors.Is(err, agent.ErrDuplicateRun) {
+		t.Fatalf("err = %v", err)
+	}
+	s.Close() // stops the first run
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Open fails with the part that failed; a model that cannot be built fails
+// before any indexing.
+func TestOpenErrors(t *testing.T) {
+	var oe *OpenError
+	_, err := Open(context.Background(), Options{Vault: filepath.Join(t.TempDir(), "nope"), InMemoryIndex: true, Env: &Env{}})
+	if !errors.As(err, &oe) || oe.Part != PartVault {
+		t.Errorf("missing vault: %v", err)
+	}
+	progressed := false
+	_, err = Open(context.Background(), Options{Vault: copyFixture(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
+		Settings: Settings{Provider: "openai"}, Progress: func(int, int) { progressed = true }})
+	if !errors.As(err, &oe) || oe.Part != PartModel || progressed {
+		t.Errorf("bad model: %v (indexed first: %v)", err, progressed)
+	}
+	_, err = Open(context.Background(), Options{Vault: copyFixture(t), Env: &Env{}})
+	if !errors.As(err, &oe) || oe.Part != PartIndex {
+		t.Errorf("no cache dir: %v", err)
+	}
+	var se *SettingError
+	if _, err := Open(context.Background(), Options{Vault: copyFixture(t), InMemoryIndex: true, Env: &Env{},
+		Settings: Settings{ReasoningWindow: -2}}); !errors.As(err, &se) || se.Key != "reasoningWindow" {
+		t.Errorf("bad setting: %v", err)
+	}
+}
+
+// The index goes to the per-vault folder in the cache dir, with the plan
+// review store beside it; the watcher keeps it fresh until Close.
+func TestOpenOnDiskAndWatch(t *testing.T) {
+	env := &Env{CacheDir: t.TempDir()}
+	dir := copyFixture(t)
+	s, err := Open(context.Background(), Options{Vault: dir, Env: env, Watch: true, Agent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want, err := env.DefaultIndexPath(dir)
+	if err != nil || s.IndexPath() != want || !strings.HasPrefix(want, env.CacheDir) {
+		t.Fatalf("index path %q, want %q (%v)", s.IndexPath(), want, err)
+	}
+	if _, err := os.Stat(want + "-reviews.db"); err != nil {
+		t.Fatalf("review store: %v", err)
+	}
+	updates, unsubscribe := s.Index().Subscribe()
+	defer unsubscribe()
+	if err := os.WriteFile(filepath.Join(dir, "Zebra Facts.md"), []byte("# Zebra Facts\n\nStripes are unique."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		res, err := s.Index().Search(context.Background(), search.Request{Query: "zebra stripes"})
+		if err == nil && len(res.Results) > 0 {
+			break
+		}
+		select {
+		case <-updates:
+		case <-deadline:
+			t.Fatal("the saved note never became searchable")
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestDefaultIndexPath(t *testing.T) {
+	env := Env{CacheDir: t.TempDir()}
+	a, err := env.DefaultIndexPath("/some/where/My Vault!")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := env.DefaultIndexPath("/other/My Vault!")
+	if a == b || !strings.Contains(filepath.Base(a), "My_Vault-") || filepath.Base(filepath.Dir(a)) != "vault-agent" {
+		t.Errorf("DefaultIndexPath = %s, %s", a, b)
+	}
+	if c, _ := env.DefaultIndexPath("/some/where/My Vault!/"); c != a {
+		t.Errorf("DefaultIndexPath not stable: %s vs %s", c, a)
+	}
+	if _, err := (Env{}).DefaultIndexPath("/v"); err == nil {
+		t.Error("no cache dir, no error")
+	}
+}
