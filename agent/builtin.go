@@ -42,23 +42,10 @@ type LocalSearchArgs struct {
 	TimeRange    *TimeRange `json:"timeRange,omitempty" jsonschema:"only notes modified or dated in this range (use getTimeRangeMs to compute it)"`
 }
 
-// SearchHit is one localSearch result as the model sees it.
-type SearchHit struct {
-	Path       string   `json:"path"`
-	Title      string   `json:"title"`
-	Score      float64  `json:"score"`
-	Snippet    string   `json:"snippet"`
-	Heading    string   `json:"heading,omitempty"`
-	ChunkIndex int      `json:"chunkIndex"`
-	Tags       []string `json:"tags,omitempty"`
-	MTime      int64    `json:"mtime"`
-	Date       int64    `json:"date,omitempty"`
-}
-
 // LocalSearchResult is the result of localSearch.
 type LocalSearchResult struct {
 	Query   string      `json:"query"`
-	Results []SearchHit `json:"results"`
+	Results []search.Result `json:"results"`
 	Total   int         `json:"total"`
 	Fuzzy   bool        `json:"fuzzy,omitempty"`
 	Partial bool        `json:"partial,omitempty"`
@@ -268,7 +255,7 @@ func repeatedSearch(r *runState, a LocalSearchArgs) (any, bool) {
 	}
 	return &LocalSearchResult{
 		Query:   query,
-		Results: []SearchHit{},
+		Results: []search.Result{},
 		Hint: fmt.Sprintf("This search is nearly the same as an earlier one (%q), whose results you already have. "+
 			"Read the notes it found with readNote, search for different terms, or answer.", prev),
 	}, true
@@ -292,12 +279,10 @@ func runLocalSearch(ctx context.Context, env toolEnv, a LocalSearchArgs) (any, e
 		}
 		return nil, toolErrorf("search failed: %v", err)
 	}
-	out := &LocalSearchResult{Query: query, Results: make([]SearchHit, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy, Partial: res.Partial}
+	out := &LocalSearchResult{Query: query, Results: make([]search.Result, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy, Partial: res.Partial}
 	for _, r := range res.Results {
-		out.Results = append(out.Results, SearchHit{
-			Path: r.Path, Title: r.Title, Score: roundScore(r.Score), Snippet: r.Snippet,
-			Heading: r.Heading, ChunkIndex: r.ChunkIndex, Tags: r.Tags, MTime: r.MTime, Date: r.Date,
-		})
+		r.Score = roundScore(r.Score)
+		out.Results = append(out.Results, r)
 	}
 	if out.Partial {
 		out.Hint = "No note matched all the terms; these notes match only some of them. Check they are relevant, or search again with other words."

@@ -60,7 +60,7 @@ type runState struct {
 
 	searches []searchRecord
 	read     []*search.NoteChunk
-	hits     []SearchHit
+	hits     []search.Result
 
 	// stop cancels the run's model calls; it is safe to call from any
 	// goroutine. stopCtx is the context it cancels. stopReq is the
@@ -640,7 +640,7 @@ func (r *runState) capsule() planner.Capsule {
 	for _, n := range r.read {
 		b.AddArtifact(planner.Artifact{Type: "note", Ref: n.Path, Summary: n.Title})
 	}
-	hits := append([]SearchHit(nil), r.hits...)
+	hits := append([]search.Result(nil), r.hits...)
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
 	for _, h := range hits {
 		b.AddFinding(fmt.Sprintf("%s: %s", h.Title, h.Snippet))

@@ -15,7 +15,8 @@ type Request struct {
 	To   time.Time `json:"-"`
 }
 
-// Result is one matching note.
+// Result is one matching note. Its JSON is what the agent's localSearch
+// tool gives the model; hosts get the wire form of rpc/protocol.
 type Result struct {
 	Path  string  `json:"path"`
 	Title string  `json:"title"`
@@ -23,9 +24,9 @@ type Result struct {
 	// Snippet is text from the best matching chunk with matches wrapped in
 	// "**" (markdown bold).
 	Snippet    string   `json:"snippet"`
-	Heading    string   `json:"heading"`
+	Heading    string   `json:"heading,omitempty"`
 	ChunkIndex int      `json:"chunkIndex"`
-	Tags       []string `json:"tags"`
+	Tags       []string `json:"tags,omitempty"`
 	// MTime is the note's modification time in epoch milliseconds.
 	MTime int64 `json:"mtime"`
 	// Date is the note's own date in epoch milliseconds (frontmatter date

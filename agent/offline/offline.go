@@ -327,10 +327,7 @@ func (st *convState) noteResult(name, args, content string) {
 		}
 		_ = json.Unmarshal([]byte(args), &a)
 		rec.query = a.Query
-		var r struct {
-			Results []search.Result `json:"results"`
-			Total   int             `json:"total"`
-		}
+		var r agent.LocalSearchResult
 		if !failed && json.Unmarshal([]byte(content), &r) == nil {
 			rec.results = r.Results
 			rec.total = max(r.Total, len(r.Results))
