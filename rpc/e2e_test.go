@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/rpc/protocol"
@@ -26,13 +27,7 @@ import (
 
 // fixtureVault is the shared fixture vault (read-only: copy it before
 // mutating).
-var fixtureVault = func() string {
-	p, err := filepath.Abs(filepath.Join("..", "testdata", "vault"))
-	if err != nil {
-		panic(err)
-	}
-	return p
-}()
+var fixtureVault = fixture.Vault()
 
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -328,7 +323,7 @@ func TestReadNote(t *testing.T) {
 
 func TestReindex(t *testing.T) {
 	noLeaks(t)
-	dir := copyVault(t)
+	dir := fixture.Copy(t)
 	s := start(t, rpc.Config{})
 	res := initialize(t, s, map[string]any{"vault": dir})
 	ctx := ctxT(t)

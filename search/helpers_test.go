@@ -88,38 +88,6 @@ func sortedPaths(res *Results) []string {
 	return p
 }
 
-// copyDir copies a directory tree (the fixture vault) into a temp dir.
-func copyDir(t testing.TB, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		st, _ := d.Info()
-		if err := os.WriteFile(target, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(target, st.ModTime(), st.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // waitFor waits until cond holds, re-checking after each index change
 // signal, or fails after timeout.
 func waitFor(t testing.TB, ix *Index, ch <-chan struct{}, timeout time.Duration, what string, cond func() bool) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/agent/agenttest"
+	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 )
@@ -18,7 +19,7 @@ import (
 // openFixture opens a copy of the fixture vault with an in-memory index.
 func openFixture(t *testing.T, o Options) (*Service, string) {
 	t.Helper()
-	dir := copyFixture(t)
+	dir := fixture.Copy(t)
 	o.Vault = dir
 	if o.Index == "" {
 		o.InMemoryIndex = true
@@ -32,34 +33,6 @@ func openFixture(t *testing.T, o Options) (*Service, string) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, dir
-}
-
-func copyFixture(t *testing.T) string {
-	t.Helper()
-	src := agenttest.FixtureVault()
-	dst := filepath.Join(t.TempDir(), "vault")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 // Markers a host kept in the history (ours and the legacy tool-call ones)
@@ -159,17 +132,17 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("missing vault: %v", err)
 	}
 	progressed := false
-	_, err = Open(context.Background(), Options{Vault: copyFixture(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
+	_, err = Open(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
 		Settings: Settings{Provider: "openai"}, Progress: func(int, int) { progressed = true }})
 	if !errors.As(err, &oe) || oe.Part != PartModel || progressed {
 		t.Errorf("bad model: %v (indexed first: %v)", err, progressed)
 	}
-	_, err = Open(context.Background(), Options{Vault: copyFixture(t), Env: &Env{}})
+	_, err = Open(context.Background(), Options{Vault: fixture.Copy(t), Env: &Env{}})
 	if !errors.As(err, &oe) || oe.Part != PartIndex {
 		t.Errorf("no cache dir: %v", err)
 	}
 	var se *SettingError
-	if _, err := Open(context.Background(), Options{Vault: copyFixture(t), InMemoryIndex: true, Env: &Env{},
+	if _, err := Open(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{},
 		Settings: Settings{ReasoningWindow: -2}}); !errors.As(err, &se) || se.Key != "reasoningWindow" {
 		t.Errorf("bad setting: %v", err)
 	}
@@ -179,7 +152,7 @@ func TestOpenErrors(t *testing.T) {
 // review store beside it; the watcher keeps it fresh until Close.
 func TestOpenOnDiskAndWatch(t *testing.T) {
 	env := &Env{CacheDir: t.TempDir()}
-	dir := copyFixture(t)
+	dir := fixture.Copy(t)
 	s, err := Open(context.Background(), Options{Vault: dir, Env: env, Watch: true, Agent: true})
 	if err != nil {
 		t.Fatal(err)

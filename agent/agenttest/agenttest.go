@@ -8,12 +8,11 @@ package agenttest
 
 import (
 	"context"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
@@ -27,17 +26,10 @@ type FakeIndex struct {
 	paths []string
 }
 
-// FixtureVault is the path of the repository's fixture vault
-// (testdata/vault).
-func FixtureVault() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault")
-}
-
 // NewFakeIndex opens the fixture vault and lists its notes.
 func NewFakeIndex(t testing.TB) *FakeIndex {
 	t.Helper()
-	v, err := vault.Open(FixtureVault(), vault.Options{})
+	v, err := vault.Open(fixture.Vault(), vault.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

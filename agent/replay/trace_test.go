@@ -2,45 +2,19 @@ package replay
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vault-agent/vault-agent/agent"
 
-	"github.com/vault-agent/vault-agent/agent/agenttest"
 	"github.com/vault-agent/vault-agent/llm"
 )
 
-// writeTrace records a run of turns with a TraceWriter and returns the
-// trace's path.
-func writeTrace(t *testing.T, turns []llm.Turn) string {
-	t.Helper()
-	a, err := agent.New(agent.Deps{Model: llm.NewScripted(turns), Index: agenttest.NewFakeIndex(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	path := filepath.Join(t.TempDir(), "run.jsonl")
-	tw, err := agent.CreateTrace(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Run(context.Background(), agent.RunRequest{RunID: "rec-1", Message: agenttest.Goal}, tw); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestReadTraceErrors(t *testing.T) {
-	path := writeTrace(t, []llm.Turn{{Content: "Answer."}})
+	path, _ := recordTrace(t, llm.NewScripted([]llm.Turn{{Content: "Answer."}}), agent.Config{}, nil)
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
