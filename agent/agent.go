@@ -32,8 +32,8 @@ const (
 	ModeStaged = "staged"
 )
 
-// Config is a resolved run configuration. Zero values take the defaults of
-// DESIGN.md (see Normalize).
+// Config is a resolved run configuration. Zero values take the defaults
+// that Normalize fills in.
 type Config struct {
 	Mode                 string        `json:"mode"`
 	MaxIterations        int           `json:"maxIterations"` // default 10, clamped to 1..50

@@ -44,12 +44,12 @@ type LocalSearchArgs struct {
 
 // LocalSearchResult is the result of localSearch.
 type LocalSearchResult struct {
-	Query   string      `json:"query"`
+	Query   string          `json:"query"`
 	Results []search.Result `json:"results"`
-	Total   int         `json:"total"`
-	Fuzzy   bool        `json:"fuzzy,omitempty"`
-	Partial bool        `json:"partial,omitempty"`
-	Hint    string      `json:"hint,omitempty"`
+	Total   int             `json:"total"`
+	Fuzzy   bool            `json:"fuzzy,omitempty"`
+	Partial bool            `json:"partial,omitempty"`
+	Hint    string          `json:"hint,omitempty"`
 }
 
 // ReadNoteArgs are the arguments of readNote.

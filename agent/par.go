@@ -117,7 +117,7 @@ type parStepNote struct {
 	step, status, text string
 }
 
-// par is the Plan → Act → Reflect loop (seed 003, pattern 1):
+// par is the Plan → Act → Reflect loop:
 //
 //   - Plan: a plain call ([phase:plan]) authors a typed plan before any
 //     tool call. It is validated; an invalid plan is sent back once with the

@@ -143,7 +143,7 @@ func (p *roaPrompts) render(phase string, data PromptData) (string, error) {
 	return out, nil
 }
 
-// roa is the strict reason -> act -> observe loop (seed 002). Each step is
+// roa is the strict reason -> act -> observe loop. Each step is
 // one iteration of three model calls:
 //
 //   - Reason: a plain call (no tools) with the reason template; its text is

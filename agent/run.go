@@ -632,7 +632,7 @@ func jaccard(a, b map[string]bool) float64 {
 	return float64(inter) / float64(union)
 }
 
-// capsule builds the context capsule of the run (seed 000, section 7):
+// capsule builds the context capsule of the run:
 // the notes read as artifacts, the best search hits as findings, the
 // unfinished todos as next actions.
 func (r *runState) capsule() planner.Capsule {

@@ -11,8 +11,8 @@ var (
 
 // ThinkFilter removes <think>...</think> (and <thinking>...</thinking>)
 // blocks from streamed text, even when a tag is split across deltas. Text
-// inside the blocks is collected as reasoning (seed 001, phase 7: thinking
-// never reaches the answer or the reasoning steps).
+// inside the blocks is collected as reasoning: thinking never reaches the
+// answer or the reasoning steps.
 //
 // A stray closing tag without an opening one is dropped. A block that is
 // never closed counts as reasoning up to the end. Whitespace before the first

@@ -25,7 +25,7 @@ type Artifact struct {
 	Summary string `json:"summary"`
 }
 
-// Capsule is the compact, transcript-free account of a run (seed 000 §7):
+// Capsule is the compact, transcript-free account of a run:
 // built at the end of a run and returned as debug output; later, what a
 // subagent hands back to its parent.
 type Capsule struct {

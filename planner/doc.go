@@ -1,5 +1,5 @@
-// Package planner holds the per-run planning state of the agent and the rules
-// around it (seeds 000 and 004, DESIGN §5):
+// Package planner holds the plans an agent run can follow and the rules
+// around them:
 //
 //   - write_todos (State.Apply / State.ApplyJSON): the model's checklist, with
 //     replace semantics, validated against a JSON schema generated from
@@ -17,12 +17,20 @@
 //   - ReviewStore and FeedbackBlock: pending plan reviews persisted in an
 //     embedded bbolt file, keyed by session id, with a TTL.
 //   - CapsuleBuilder: the end-of-run context capsule.
+//   - TypedPlan, PlanHistory, DiffPlans: the typed, versioned plans of the
+//     plan-act-reflect loop (plan.v1, plan.v2...), validated against the
+//     agent's tool names, diffed and rolled back.
+//   - Policy, ParsePolicy, LoadPolicy: the stage policies of the staged loop
+//     (ordered stages with prompts, output schemas, guardrails and
+//     transitions), checked with every problem located, and the embedded
+//     default.
 //
 // The package is pure state and rules: it does not call models, run tools,
 // emit events, read the vault or know about JSON-RPC, and it must not import
 // agent, llm, rpc or search (agent imports planner). Model-facing failures are
 // returned as errors whose text is meant to be the tool result; the agent
-// decides how to surface them. Only ReviewStore does I/O, on its own file.
+// decides how to surface them. Only ReviewStore does I/O, on its own file,
+// and LoadPolicy reads the policy file it is given.
 //
 // How the agent loop uses it, per iteration:
 //

@@ -10,7 +10,7 @@ const (
 )
 
 // ErrOveruse is the exact tool error text given to planner calls in an
-// iteration the OveruseGuard blocked (DESIGN §5, seed 000 §5.2).
+// iteration the OveruseGuard blocked.
 const ErrOveruse = "planner_overuse_execute_next_step"
 
 // Sentinel errors. Model-facing failures (invalid arguments, no plan, unknown

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Defaults of the guards (DESIGN §5, settings maxPlanContinuations and
-// planReminderInterval).
+// Defaults of the guards (the settings maxPlanContinuations and
+// planReminderInterval change the last two).
 const (
 	DefaultMaxPlannerOnly   = 2
 	DefaultMaxContinuations = 5
@@ -32,7 +32,7 @@ func plannerOnly(names []string) bool {
 	return true
 }
 
-// OveruseGuard caps consecutive planner-only iterations (seed 000 §5.2): an
+// OveruseGuard caps consecutive planner-only iterations: an
 // iteration whose tool calls are all write_todos/plan_progress is
 // planner-only. At most Max (default 2) such iterations in a row run; from the
 // next one on, until the model makes a non-planner call, its planner calls are
@@ -93,7 +93,7 @@ func (g *OveruseGuard) Step(names []string) (blocked bool) {
 // iterations.
 func (g *OveruseGuard) Consecutive() int { return g.consecutive }
 
-// Continuation is the plan-aware termination guard (seed 004 component 1).
+// Continuation is the plan-aware termination guard.
 // When the model answers with text and no tool calls, the loop asks
 // ShouldContinue; if true, it records the text as a progress report, injects
 // the message from Next as one user message, emits a PlanContinuation event

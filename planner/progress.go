@@ -80,7 +80,7 @@ type ProgressResult struct {
 	Message string `json:"message"`
 }
 
-// Progress records plan progress (seed 004 component 2):
+// Progress records plan progress:
 //   - step_id marks that todo completed (and stores step_summary for it);
 //   - next_step marks that todo in_progress; when omitted after a completed
 //     step, the first pending todo becomes in_progress unless one already is;
@@ -93,7 +93,7 @@ type ProgressResult struct {
 //
 // Progress does not create a new revision: it is bookkeeping inside the same
 // plan, and a new revision would reset the continuation guard's attempt
-// counter (seed 004: the counter resets only on re-planning). It updates
+// counter (it resets only on re-planning). It updates
 // UpdatedAt.
 func (s *State) Progress(args ProgressArgs) (ProgressResult, error) {
 	if err := args.Validate(); err != nil {

@@ -17,8 +17,8 @@ const ToolDescription = `Write your execution checklist for a multi-step task. S
 // ProgressToolDescription is the plan_progress tool description.
 const ProgressToolDescription = `Record progress on your write_todos plan. After finishing a step, call it with step_id (the todo you completed), an optional one-sentence step_summary, and optionally next_step (the todo you start next; by default the first pending one). When every step is done, call it with plan_status="completed", then give the final answer. Needs an existing plan and must be the ONLY tool call in its turn.`
 
-// PromptGuidance is the planner section of the agent system prompt
-// (seed 000 §5.4 and seed 004), included only when the planner is enabled.
+// PromptGuidance is the planner section of the agent system prompt,
+// included only when the planner is enabled.
 const PromptGuidance = `## Planning
 You have two planning tools: write_todos (your checklist) and plan_progress (step bookkeeping).
 1. Use write_todos for multi-step tasks (2 or more meaningful actions). Answer simple questions directly, without a plan.

@@ -22,7 +22,7 @@ func Reminder(goal, plan string) string {
 		strings.TrimSpace(goal) + "\n\nPlan:\n" + strings.TrimSpace(plan) + "\n</" + TagReminder + ">"
 }
 
-// AppendReminder implements seed 004 component 3. contents point at the
+// AppendReminder adds the goal and plan reminder. contents point at the
 // contents of the tool result messages of one iteration's batch, in order.
 // When ReminderDue(iteration, interval) and both goal and plan (the rendered
 // plan, e.g. Plan.Render) are non-blank, it appends the reminder once, to the

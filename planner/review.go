@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultReviewTTL is how long a pending plan review stays valid when
-// OpenReviewStore is given ttl <= 0 (seed 004 recommends 30-60 minutes).
+// OpenReviewStore is given ttl <= 0 (a review older than an hour is stale).
 const DefaultReviewTTL = 60 * time.Minute
 
 // reviewLockTimeout bounds the wait for the database file lock, so a second
@@ -24,8 +24,9 @@ const reviewLockTimeout = 250 * time.Millisecond
 
 var reviewBucket = []byte("plan_review_pending")
 
-// PendingReview is a plan waiting for the user's feedback (DESIGN §5, plan
-// review): the run that produced it ended with stop reason await_user_input.
+// PendingReview is a plan waiting for the user's feedback (the planReview
+// setting): the run that produced it ended with stop reason
+// await_user_input.
 type PendingReview struct {
 	RunID     string    `json:"runId"`
 	Goal      string    `json:"goal"`
@@ -219,7 +220,7 @@ func (s *ReviewStore) Close() error {
 }
 
 // FeedbackBlock builds the block prepended to the next run of a session
-// whose plan was under review (seed 004, plan review):
+// whose plan was under review:
 //
 //	<plan_feedback>
 //	plan:
@@ -237,7 +238,7 @@ func FeedbackBlock(p PendingReview, userReply string) string {
 }
 
 // PendingMarker builds the system marker that flags a conversation as
-// awaiting plan feedback (seed 004):
+// awaiting plan feedback:
 //
 //	<plan_review_pending>
 //	overall_goal_ui: ...

@@ -19,7 +19,7 @@ const (
 	StatusCompleted  = "completed"
 )
 
-// Limits of write_todos arguments (DESIGN §5). Lengths are in characters
+// Limits of write_todos arguments. Lengths are in characters
 // (Unicode code points), not bytes: "café" is 4.
 const (
 	MinTodos          = 1

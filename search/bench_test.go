@@ -1,7 +1,7 @@
 package search
 
-// Benchmarks for DESIGN.md §9. Each reports its own figures with
-// b.ReportMetric; peak_MB is the process's VmHWM, so run each benchmark in
+// Benchmarks of indexing and search (see BENCHMARKS.md). Each reports its
+// own figures with b.ReportMetric; peak_MB is the process's VmHWM, so run each benchmark in
 // its own `go test` process to attribute it:
 //
 //	go test ./search -run '^$' -bench '^BenchmarkIndexFull10k$' -benchtime 1x

@@ -26,7 +26,7 @@ const indexDir = process.env.VAULT_AGENT_INDEX ?? path.join(tmpIndex, "index");
 const timeoutMs = Number(process.env.CLIENT_TIMEOUT_MS ?? 120000);
 const quiet = process.env.QUIET === "1";
 
-// The host's marker regex (seed 001): status, elapsed seconds, steps JSON.
+// The host's marker regex (see PROTOCOL.md, agent/message): status, elapsed seconds, steps JSON.
 const MARKER = /<!--AGENT_REASONING:(\w+):(\d+):(.+?)-->/;
 
 const log = (...args) => {
