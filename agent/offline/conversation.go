@@ -1,0 +1,270 @@
+package offline
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
+	"github.com/vault-agent/vault-agent/search"
+)
+
+// Reading the conversation: what the run has done so far, from the
+// assistant tool calls and the tool results after the goal.
+
+type searchRec struct {
+	query   string
+	total   int
+	results []search.Result
+	failed  bool
+}
+
+type readRec struct {
+	path     string
+	title    string
+	heading  string
+	content  string
+	headings []string
+	failed   bool
+}
+
+// convState is what the offline policy knows about a run.
+type convState struct {
+	goal     string
+	terms    queryTerms
+	timeExpr string
+	offered  map[string]bool
+	tools    bool // the request offered tools
+
+	writeTodos   bool // write_todos was called
+	planActive   bool // and it succeeded
+	progressed   map[string]bool
+	planDone     bool // a plan_progress with plan_status completed was made
+	timeCalled   bool
+	timeRange    *search.DateRange
+	searches     []searchRec
+	readAsked    map[string]bool
+	reads        []readRec
+	lastResults  []string // tool names of the last batch, for observations
+	lastFailures int
+}
+
+var (
+	reFeedback = regexp.MustCompile(`(?s)<` + planner.TagFeedback + `>.*?</` + planner.TagFeedback + `>`)
+	// system-reminder blocks are what other agents' hosts inject.
+	reReminder = regexp.MustCompile(`(?s)<(` + planner.TagReminder + `|system-reminder)>.*?</(` + planner.TagReminder + `|system-reminder)>`)
+)
+
+func injected(content string) bool {
+	t := strings.TrimSpace(content)
+	return strings.HasPrefix(t, "<"+planner.TagContinuation+">") || strings.HasPrefix(t, "<system-reminder>")
+}
+
+func cleanGoal(content string) string {
+	s := reFeedback.ReplaceAllString(content, " ")
+	s = reReminder.ReplaceAllString(s, " ")
+	return strings.TrimSpace(s)
+}
+
+// readConversation extracts the run state from the request.
+func readConversation(req llm.Request) *convState {
+	st := &convState{offered: map[string]bool{}, progressed: map[string]bool{}, readAsked: map[string]bool{}}
+	for _, t := range req.Tools {
+		st.offered[t.Name] = true
+	}
+	st.tools = len(req.Tools) > 0
+	msgs := req.Messages
+	goalAt := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser && !injected(msgs[i].Content) {
+			goalAt = i
+			break
+		}
+	}
+	if goalAt >= 0 {
+		st.goal = cleanGoal(msgs[goalAt].Content)
+		// A feedback-only message (plan review) keeps the earlier goal.
+		for j := goalAt - 1; j >= 0 && extractTerms(st.goal, false).empty(); j-- {
+			if msgs[j].Role == llm.RoleUser && !injected(msgs[j].Content) {
+				st.goal = strings.TrimSpace(cleanGoal(msgs[j].Content) + " " + st.goal)
+			}
+		}
+	}
+	expr, rest := findTimeExpression(st.goal)
+	st.timeExpr = expr
+	st.terms = extractTerms(rest, expr != "")
+
+	type pending struct{ name, args string }
+	calls := map[string]pending{}
+	var order []pending
+	for _, m := range msgs[goalAt+1:] {
+		switch m.Role {
+		case llm.RoleAssistant:
+			if len(m.ToolCalls) > 0 {
+				st.lastResults = nil
+				st.lastFailures = 0
+			}
+			for _, tc := range m.ToolCalls {
+				p := pending{tc.Name, tc.Arguments}
+				calls[tc.ID] = p
+				order = append(order, p)
+				st.noteCall(tc.Name, tc.Arguments)
+			}
+		case llm.RoleTool:
+			p, ok := calls[m.ToolCallID]
+			if !ok && m.Name != "" {
+				p = pending{name: m.Name}
+			}
+			if p.name == "" && len(order) > 0 {
+				p = order[len(order)-1]
+			}
+			st.noteResult(p.name, p.args, m.Content)
+		}
+	}
+	return st
+}
+
+// noteCall records a call when it is made, so a call whose result is lost
+// is not repeated forever.
+func (st *convState) noteCall(name, args string) {
+	var a map[string]any
+	_ = json.Unmarshal([]byte(args), &a)
+	switch name {
+	case planner.ToolWriteTodos:
+		st.writeTodos = true
+	case agent.ToolTimeRange:
+		st.timeCalled = true
+	case planner.ToolPlanProgress:
+		if id, _ := a["step_id"].(string); id != "" {
+			st.progressed[id] = true
+		}
+		if s, _ := a["plan_status"].(string); s == "completed" {
+			st.planDone = true
+		}
+	case agent.ToolReadNote:
+		if p, _ := a["notePath"].(string); p != "" {
+			st.readAsked[p] = true
+		}
+	}
+}
+
+func resultError(content string) (string, bool) {
+	var e struct {
+		Error any `json:"error"`
+	}
+	if json.Unmarshal([]byte(content), &e) == nil && e.Error != nil {
+		if s, ok := e.Error.(string); ok {
+			return s, true
+		}
+		b, _ := json.Marshal(e.Error)
+		return string(b), true
+	}
+	return "", false
+}
+
+func (st *convState) noteResult(name, args, content string) {
+	st.lastResults = append(st.lastResults, name)
+	_, failed := resultError(content)
+	if failed || !json.Valid([]byte(strings.TrimSpace(stripReminder(content)))) {
+		st.lastFailures++
+		failed = true
+	}
+	content = stripReminder(content)
+	switch name {
+	case planner.ToolWriteTodos:
+		var r struct {
+			OK bool `json:"ok"`
+		}
+		if !failed && json.Unmarshal([]byte(content), &r) == nil && r.OK {
+			st.planActive = true
+		}
+	case agent.ToolTimeRange:
+		var r search.DateRange
+		if !failed && json.Unmarshal([]byte(content), &r) == nil && r.EndTime > r.StartTime {
+			st.timeRange = &r
+		}
+	case agent.ToolLocalSearch:
+		rec := searchRec{failed: failed}
+		var a struct {
+			Query string `json:"query"`
+		}
+		_ = json.Unmarshal([]byte(args), &a)
+		rec.query = a.Query
+		var r agent.LocalSearchResult
+		if !failed && json.Unmarshal([]byte(content), &r) == nil {
+			rec.results = r.Results
+			rec.total = max(r.Total, len(r.Results))
+		}
+		st.searches = append(st.searches, rec)
+	case agent.ToolReadNote:
+		var a struct {
+			NotePath string `json:"notePath"`
+		}
+		_ = json.Unmarshal([]byte(args), &a)
+		rec := readRec{path: a.NotePath, failed: failed}
+		var r struct {
+			Path     string            `json:"path"`
+			Title    string            `json:"title"`
+			Heading  string            `json:"heading"`
+			Content  string            `json:"content"`
+			Headings []json.RawMessage `json:"headings"`
+		}
+		if !failed && json.Unmarshal([]byte(content), &r) == nil {
+			if r.Path != "" {
+				rec.path = r.Path
+				st.readAsked[r.Path] = true
+			}
+			rec.title, rec.heading, rec.content = r.Title, r.Heading, r.Content
+			for _, h := range r.Headings {
+				var s string
+				var obj struct {
+					Text string `json:"text"`
+				}
+				if json.Unmarshal(h, &s) == nil {
+					rec.headings = append(rec.headings, s)
+				} else if json.Unmarshal(h, &obj) == nil && obj.Text != "" {
+					rec.headings = append(rec.headings, obj.Text)
+				}
+			}
+		}
+		st.reads = append(st.reads, rec)
+	}
+}
+
+// stripReminder removes a reminder the agent appended to a tool result.
+func stripReminder(content string) string {
+	return strings.TrimSpace(reReminder.ReplaceAllString(content, ""))
+}
+
+// available reports whether a tool can be used: offered by the request, or,
+// for plain calls (reason/observe), one of the standard vault tools.
+func (st *convState) available(name string) bool {
+	if st.tools {
+		return st.offered[name]
+	}
+	return name == agent.ToolLocalSearch || name == agent.ToolReadNote || name == agent.ToolTimeRange
+}
+
+func (st *convState) hits() []search.Result {
+	// The latest search first: a retry replaces a fruitless first search.
+	var out []search.Result
+	seen := map[string]bool{}
+	for i := len(st.searches) - 1; i >= 0; i-- {
+		for _, h := range st.searches[i].results {
+			if h.Path != "" && !seen[h.Path] {
+				seen[h.Path] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+func (st *convState) keywordText() string {
+	if st.terms.empty() {
+		return short(st.goal, 60)
+	}
+	return short(strings.Join(st.terms.all(), " "), 80)
+}
