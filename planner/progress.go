@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Plan statuses accepted by plan_progress.
@@ -34,9 +32,6 @@ var progressValidator = sync.OnceValue(func() *validator {
 	s.Properties["plan_status"].Enum = []any{PlanStatusCompleted, PlanStatusInProgress}
 	return newValidator(ToolPlanProgress, s, nil)
 })
-
-// ProgressSchema returns a copy of the JSON schema of plan_progress.
-func ProgressSchema() *jsonschema.Schema { return progressValidator().schema.CloneSchemas() }
 
 // ProgressParameters returns the plan_progress schema as JSON.
 func ProgressParameters() json.RawMessage { return mustJSON(progressValidator().schema) }
