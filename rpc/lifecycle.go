@@ -109,6 +109,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 		Progress:      prog.report,
 		Watch:         true,
 		Agent:         true,
+		Sessions:      true,
 	})
 	var oe *service.OpenError
 	switch {

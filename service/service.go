@@ -46,6 +46,10 @@ type Options struct {
 	// Agent starts the agent, and builds its model first, so that a bad
 	// model setting fails before any indexing.
 	Agent bool
+	// Sessions says runs belong to conversations (RunRequest.SessionID):
+	// plans waiting for the user's review are then kept beside the index,
+	// across restarts, instead of in memory.
+	Sessions bool
 }
 
 // OpenError says which part of opening a vault failed: the model, the
@@ -165,7 +169,7 @@ func Open(ctx context.Context, opts Options) (s *Service, err error) {
 	}
 	if opts.Agent {
 		reviews := ""
-		if s.indexPath != "" {
+		if opts.Sessions && s.indexPath != "" {
 			reviews = filepath.Clean(s.indexPath) + "-reviews.db"
 		}
 		s.agent, err = agent.New(agent.Deps{Model: model, Index: s.index, Logger: s.log, ReviewStorePath: reviews})

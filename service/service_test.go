@@ -149,11 +149,12 @@ func TestOpenErrors(t *testing.T) {
 }
 
 // The index goes to the per-vault folder in the cache dir, with the plan
-// review store beside it; the watcher keeps it fresh until Close.
+// review store beside it when runs have sessions; the watcher keeps it
+// fresh until Close.
 func TestOpenOnDiskAndWatch(t *testing.T) {
 	env := &Env{CacheDir: t.TempDir()}
 	dir := fixture.Copy(t)
-	s, err := Open(context.Background(), Options{Vault: dir, Env: env, Watch: true, Agent: true})
+	s, err := Open(context.Background(), Options{Vault: dir, Env: env, Watch: true, Agent: true, Sessions: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +206,19 @@ func TestDefaultIndexPath(t *testing.T) {
 	}
 	if _, err := (Env{}).DefaultIndexPath("/v"); err == nil {
 		t.Error("no cache dir, no error")
+	}
+}
+
+// Without sessions (the command line), plan reviews stay in memory: nothing
+// is created beside the index.
+func TestNoSessionsNoReviewStore(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "idx")
+	s, err := Open(context.Background(), Options{Vault: fixture.Copy(t), Index: idx, Env: &Env{}, Agent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(idx + "-reviews.db"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("review store created without sessions: %v", err)
 	}
 }
