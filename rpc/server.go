@@ -307,29 +307,36 @@ func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Re
 	var unknown []string
 	ctx = context.WithValue(ctx, unknownFieldsKey{}, &unknown)
 	decode := func(p any) error {
-		u, err := decodeParams(req.Method, req.Params, p, m.Lenient || req.Notif)
+		u, err := decodeParams(req.Method, req.Params, p, m.Lenient)
 		unknown = u
 		return err
+	}
+	if known && m.Notification && m.Handled() {
+		// A host notification (exit) has nobody to tell about bad params,
+		// so they are ignored; sent as a request, it is answered null.
+		lax := func(p any) error {
+			_, _ = decodeParams(req.Method, req.Params, p, true)
+			return nil
+		}
+		_, err := m.Call(ctx, s, lax)
+		if req.Notif {
+			if err != nil {
+				s.log.Warn("notification failed", "method", req.Method, "error", err)
+			}
+			return nil
+		}
+		return reply(ctx, nil, err)
 	}
 	if req.Notif {
 		switch {
 		case req.Method == "initialized":
 			// LSP clients send it after initialize; there is nothing to do.
-		case known && m.Notification && m.Handled():
-			if _, err := m.Call(ctx, s, decode); err != nil {
-				s.log.Warn("notification failed", "method", req.Method, "error", err)
-			}
 		case known && !m.Notification:
 			s.log.Warn("request sent as a notification (no id) was ignored: add an id to get a reply", "method", req.Method)
-		case !known && !strings.HasPrefix(req.Method, "$/"):
+		case !strings.HasPrefix(req.Method, "$/"):
 			s.log.Warn("unknown notification ignored", "method", truncate.Runes(req.Method, 80))
 		}
 		return nil
-	}
-	if known && m.Notification && m.Handled() {
-		// exit sent as a request: act on it and answer null.
-		_, err := m.Call(ctx, s, decode)
-		return reply(ctx, nil, err)
 	}
 	if known || strings.HasPrefix(req.Method, "test/") {
 		if err := s.checkState(req.Method); err != nil {

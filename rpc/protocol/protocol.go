@@ -127,7 +127,7 @@ var Methods = []Method{
 		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error."}),
 	method(MethodShutdown, Server.Shutdown, Method{
 		Doc: "Stops every run and refuses later requests (code -32600). Answers null. Follow with exit."}),
-	method(MethodExit, Server.Exit, Method{Notification: true, Lenient: true,
+	method(MethodExit, Server.Exit, Method{Notification: true,
 		Doc: "Ends the process: exit status 0 after shutdown, 1 without it."}),
 	{Name: MethodCancelRequest, Params: reflect.TypeFor[CancelParams](), Notification: true,
 		Doc: "Cancels an in-flight request; its reply has code -32800. On agent/run it stops the run (stop reason stopped) and the error's data holds the run's result."},
