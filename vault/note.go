@@ -70,12 +70,8 @@ func IsNotePath(rel string) bool {
 	return hasMDExt(rel) && !hasDotSegment(rel)
 }
 
-// hasDotSegment reports whether a segment of rel starts with a dot.
+// hasDotSegment reports whether a segment of the slash path rel starts
+// with a dot.
 func hasDotSegment(rel string) bool {
-	for _, s := range strings.Split(rel, "/") {
-		if strings.HasPrefix(s, ".") {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(rel, ".") || strings.Contains(rel, "/.")
 }
