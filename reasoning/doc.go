@@ -23,7 +23,8 @@
 // the elapsed seconds. LinePrinter is the CLI's terminal view of the same
 // steps.
 //
-// The package imports agent only for its event types. It must not drive the
-// agent, call tools or models, or hold the run's context; steps are
-// operational summaries supplied by the agent, never hidden chain-of-thought.
+// The package imports agent only for its event types (and planner for the
+// planner's tool names and limits). It must not drive the agent, call tools
+// or models, or hold the run's context; steps are operational summaries
+// supplied by the agent, never hidden chain-of-thought.
 package reasoning

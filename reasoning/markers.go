@@ -2,7 +2,7 @@ package reasoning
 
 import "github.com/vault-agent/vault-agent/reasoning/marker"
 
-// The marker format lives in package marker, shared with the agent (which
+// The marker format lives in package marker, shared with the service (which
 // strips markers from host history); these names keep the block's API whole.
 type (
 	// Status is the state of a reasoning block.

@@ -51,6 +51,11 @@
 // most distinct query-term matches, about 200 characters around the
 // densest run of matches, each wrapped in "**".
 //
+// Reading: ReadChunk returns one chunk of a note named the way a person or a
+// model would (path, title, [[wikilink]], basename), with the note's
+// outline; the agent's readNote and the hosts' vault/readNote both use it.
+// ParseTimeRange turns "last week" or "2026-03" into a range for From/To.
+//
 // The package never writes into the vault and reads notes only through
 // vault.Vault, which resolves every path inside the vault.
 package search

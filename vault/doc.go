@@ -3,7 +3,8 @@
 // tags, headings, wikilinks, embeds, markdown links, heading-delimited
 // chunks), resolves every path a host or a model sends safely inside the
 // vault, looks notes up by what a person would type, and watches the vault
-// with fsnotify so an index can stay fresh.
+// with fsnotify so an index can stay fresh. IsNotePath is the one rule of
+// what a note path looks like (a .md file outside dot-folders).
 //
 // The vault is read-only to this package: nothing here creates, writes,
 // renames or deletes a file in it. Paths crossing the package boundary are
@@ -13,5 +14,5 @@
 // frontmatter is still indexed from its body.
 //
 // The package knows nothing about the search index, JSON-RPC or the agent;
-// package search builds on Walk, ReadNote/Parse and Watch.
+// package search builds on Walk, ReadNote/Parse, IsNotePath and Watch.
 package vault

@@ -4,6 +4,6 @@
 // parsing it the way that host does, and stripping markers (ours and the
 // legacy tool-call ones) from text.
 //
-// It is a leaf package: the reasoning block uses it to render, the agent to
+// It is a leaf package: the reasoning block uses it to render, the service to
 // strip markers from host history before a model sees it.
 package marker
