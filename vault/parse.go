@@ -150,7 +150,7 @@ func parseBody(notePath string, body []byte, bodyLine int) (info bodyInfo) {
 		}
 	}()
 	lines := newLineIndex(body, bodyLine)
-	doc := mdParser.Parse(text.NewReader(body))
+	doc := parseMarkdown(body)
 
 	var run span
 	inRun := false
@@ -214,6 +214,12 @@ func parseBody(notePath string, body []byte, bodyLine int) (info bodyInfo) {
 	flush()
 	sort.SliceStable(info.sections, func(i, j int) bool { return info.sections[i].off < info.sections[j].off })
 	return info
+}
+
+// parseMarkdown parses body with goldmark, in time linear in its length
+// (see guardMarkdown). Segments of the returned tree are offsets into body.
+func parseMarkdown(body []byte) ast.Node {
+	return mdParser.Parse(text.NewReader(guardMarkdown(body)))
 }
 
 // headingText is the raw text of a heading (markup kept, as Obsidian uses it
