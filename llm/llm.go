@@ -59,6 +59,10 @@ type Response struct {
 	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
 	FinishReason string     `json:"finishReason,omitempty"`
 	Usage        Usage      `json:"usage"`
+	// Cut is set when the provider stopped reading an answer that went
+	// past its size limits, and says what was cut; FinishReason is then
+	// "length" and Content ends with a line saying so.
+	Cut string `json:"cut,omitempty"`
 }
 
 // Usage counts tokens where the provider reports them.

@@ -20,14 +20,31 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/vault-agent/vault-agent/internal/redact"
 )
 
 // Defaults of the OpenAI provider.
 const (
 	DefaultOpenAITimeout    = 120 * time.Second
 	DefaultOpenAIMaxRetries = 3
+	// DefaultFirstByteTimeout bounds the wait for a response to start
+	// (its headers). A minute covers a local server loading a model.
+	DefaultFirstByteTimeout = 60 * time.Second
+	// DefaultMaxAnswerBytes caps the visible answer of one call, and
+	// separately its reasoning (1 MiB, about 250,000 tokens).
+	DefaultMaxAnswerBytes = 1 << 20
+	// DefaultMaxToolArgumentBytes caps the arguments of one tool call
+	// (256 KiB).
+	DefaultMaxToolArgumentBytes = 256 << 10
+	// maxToolCalls caps the tool calls of one answer.
+	maxToolCalls = 64
+	// maxStreamLine caps one line of the event stream: the answer caps
+	// cannot act before a line is whole.
+	maxStreamLine = 8 << 20
 	// maxRetryAfter is the longest server-requested wait we honour; a server
 	// asking for more (a spent quota) gets an error instead of a stalled run.
 	maxRetryAfter = 60 * time.Second
@@ -63,6 +80,16 @@ type OpenAIConfig struct {
 	// DisableStreamUsage stops asking for usage in the stream
 	// (stream_options.include_usage), for old servers that reject it.
 	DisableStreamUsage bool
+	// FirstByteTimeout bounds the wait for the server to start answering a
+	// request. A server that accepts the connection and sends nothing gets
+	// a clear error, not retried. Default 60s; negative disables it.
+	FirstByteTimeout time.Duration
+	// MaxAnswerBytes caps the visible text (and, separately, the reasoning)
+	// of one call; MaxToolArgumentBytes caps the arguments of each tool
+	// call. Past a cap the stream is stopped and Response.Cut says so.
+	// Defaults DefaultMaxAnswerBytes and DefaultMaxToolArgumentBytes.
+	MaxAnswerBytes       int
+	MaxToolArgumentBytes int
 }
 
 // String describes the config without its key.
@@ -89,12 +116,16 @@ func (c OpenAIConfig) LogValue() slog.Value {
 // OpenAI is a Model backed by any OpenAI-compatible Chat Completions
 // endpoint. It streams, joins tool-call deltas by index, removes thinking
 // content and retries transient failures that happen before any text was
-// delivered. It is safe for concurrent use.
+// delivered. The API key is removed from everything the server sends back
+// (text, reasoning, tool calls, errors) before anything else sees it. It is
+// safe for concurrent use.
 type OpenAI struct {
 	client     *openai.Client
 	model      string
-	key        string
+	red        *redact.Redactor
 	baseURL    string
+	maxAnswer  int
+	maxArgs    int
 	timeout    time.Duration
 	maxRetries int
 	usage      bool
@@ -120,7 +151,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("openai provider: base URL %q is not an http(s) URL", redactString(cfg.BaseURL, cfg.APIKey))
+			return nil, fmt.Errorf("openai provider: base URL %q is not an http(s) URL", redact.New(cfg.APIKey).String(cfg.BaseURL))
 		}
 		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	}
@@ -128,15 +159,22 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	oc.HTTPClient = captureDoer{hc}
+	red := redact.New(cfg.APIKey)
+	firstByte := cfg.FirstByteTimeout
+	if firstByte == 0 {
+		firstByte = DefaultFirstByteTimeout
+	}
+	oc.HTTPClient = captureDoer{c: hc, firstByte: firstByte, baseURL: red.String(oc.BaseURL)}
 	// go-openai fails a stream after 300 non-data lines in a row; servers
 	// that send SSE keep-alive comments while a model thinks can exceed it.
 	oc.EmptyMessagesLimit = 100000
 	o := &OpenAI{
 		client:     openai.NewClientWithConfig(oc),
 		model:      cfg.Model,
-		key:        cfg.APIKey,
+		red:        red,
 		baseURL:    oc.BaseURL,
+		maxAnswer:  cfg.MaxAnswerBytes,
+		maxArgs:    cfg.MaxToolArgumentBytes,
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,
 		usage:      !cfg.DisableStreamUsage,
@@ -145,6 +183,12 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	if o.timeout <= 0 {
 		o.timeout = DefaultOpenAITimeout
+	}
+	if o.maxAnswer <= 0 {
+		o.maxAnswer = DefaultMaxAnswerBytes
+	}
+	if o.maxArgs <= 0 {
+		o.maxArgs = DefaultMaxToolArgumentBytes
 	}
 	switch {
 	case o.maxRetries == 0:
@@ -178,7 +222,7 @@ func FirstModel(ctx context.Context, cfg OpenAIConfig) (string, error) {
 	}
 	m, err := o.firstModel(ctx)
 	if err != nil {
-		return "", fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL); asking %s for its models failed: %v", ErrNoModel, redactString(o.baseURL, cfg.APIKey), err)
+		return "", fmt.Errorf("openai provider: %w: set --model (or the model setting, or OPENAI_MODEL); asking %s for its models failed: %v", ErrNoModel, o.red.String(o.baseURL), err)
 	}
 	return m, nil
 }
@@ -277,14 +321,20 @@ func (o *OpenAI) attempt(ctx context.Context, creq openai.ChatCompletionRequest,
 	}
 	defer stream.Close()
 
-	acc := streamAccumulator{deliver: deliver}
+	acc := o.newAccumulator(deliver)
 	received := 0
-	for {
+	for acc.cut == "" {
 		raw, rerr := stream.RecvRaw()
 		if errors.Is(rerr, io.EOF) {
 			break
 		}
+		var long *lineTooLongError
+		if errors.As(rerr, &long) {
+			return nil, long
+		}
 		if rerr != nil {
+			// What the redactor held back was text the server sent.
+			acc.flushText()
 			cause := o.classify(ctx, actx, rerr, capt)
 			return nil, &interruptedError{bytes: received, cause: cause}
 		}
@@ -296,7 +346,13 @@ func (o *OpenAI) attempt(ctx context.Context, creq openai.ChatCompletionRequest,
 		}
 		acc.add(&c)
 	}
+	if acc.cut != "" {
+		// Stopped reading: the deferred Close drops the connection.
+		o.log.Warn("model output cut", "model", o.model, "cut", acc.cut)
+		return acc.response(), nil
+	}
 	if !acc.finished && !capt.done.Load() {
+		acc.flushText()
 		return nil, &interruptedError{bytes: received, cause: errors.New("the stream ended without a finish reason or [DONE]")}
 	}
 	if !acc.finished {
@@ -315,6 +371,11 @@ func (o *OpenAI) classify(parent, actx context.Context, err error, capt *respCap
 	if actx.Err() != nil {
 		return &transientError{msg: fmt.Sprintf("call timed out after %s", o.timeout)}
 	}
+	var fb *firstByteError
+	var notAPI *notOpenAIError
+	if errors.As(err, &fb) || errors.As(err, &notAPI) {
+		return err // says what happened; not worth a retry
+	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
 	status, msg := 0, ""
@@ -329,7 +390,7 @@ func (o *OpenAI) classify(parent, actx context.Context, err error, capt *respCap
 		}
 	}
 	if status > 0 {
-		se := &StatusError{StatusCode: status, Message: o.redact(truncate(msg, 300))}
+		se := &StatusError{StatusCode: status, Message: o.red.Truncate(msg, maxErrorMessage)}
 		if h := capt.header(); h != nil {
 			se.RetryAfter = parseRetryAfter(h, time.Now())
 		}
@@ -337,7 +398,7 @@ func (o *OpenAI) classify(parent, actx context.Context, err error, capt *respCap
 	}
 	if apiErr != nil {
 		// An error event inside the stream: the server gave up mid-answer.
-		return &transientError{msg: "server error in stream: " + o.redact(truncate(apiErr.Message, 300))}
+		return &transientError{msg: "server error in stream: " + o.red.Truncate(apiErr.Message, maxErrorMessage)}
 	}
 	var netErr net.Error
 	var urlErr *url.Error
@@ -367,21 +428,10 @@ func (o *OpenAI) backoff(attempt int, err error) (time.Duration, bool) {
 	return half + time.Duration(rand.Int64N(int64(half)+1)), true
 }
 
-func (o *OpenAI) redact(s string) string { return redactString(s, o.key) }
+// maxErrorMessage is how much of a server's error message an error keeps.
+const maxErrorMessage = 300
 
-func redactString(s, key string) string {
-	if len(key) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[REDACTED]")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+func (o *OpenAI) redact(s string) string { return o.red.String(s) }
 
 // reasoningModel reports models that reject max_tokens and temperature.
 func reasoningModel(model string) bool {
@@ -530,9 +580,15 @@ type toolCallAcc struct {
 	args  strings.Builder
 }
 
-// streamAccumulator joins the chunks of one streamed response.
+// streamAccumulator joins the chunks of one streamed response. Text and
+// reasoning pass through a streaming redactor before anything else sees
+// them; tool calls are redacted whole at the end. Past a cap it stops
+// taking text and sets cut.
 type streamAccumulator struct {
 	deliver   func(string)
+	red       *redact.Redactor
+	text      *redact.Stream // the content, before the think filter
+	reason    *redact.Stream // the reasoning field
 	think     ThinkFilter
 	content   strings.Builder
 	reasoning strings.Builder
@@ -540,6 +596,15 @@ type streamAccumulator struct {
 	finish    string
 	finished  bool
 	usage     Usage
+	maxAnswer int
+	maxArgs   int
+	// cut says what was cut, when a cap was reached; reading stops then.
+	cut string
+}
+
+func (o *OpenAI) newAccumulator(deliver func(string)) *streamAccumulator {
+	return &streamAccumulator{deliver: deliver, red: o.red, text: o.red.NewStream(), reason: o.red.NewStream(),
+		maxAnswer: o.maxAnswer, maxArgs: o.maxArgs}
 }
 
 func (a *streamAccumulator) add(c *streamChunk) {
@@ -551,25 +616,39 @@ func (a *streamAccumulator) add(c *streamChunk) {
 			continue // we never ask for n > 1
 		}
 		d := ch.Delta
-		if d.ReasoningContent != "" {
-			a.reasoning.WriteString(d.ReasoningContent)
-		} else if d.Reasoning != "" {
-			a.reasoning.WriteString(d.Reasoning)
+		r := d.ReasoningContent
+		if r == "" {
+			r = d.Reasoning
+		}
+		if r != "" {
+			if a.reasoning.Len()+len(r) > a.maxAnswer {
+				a.cutAt(fmt.Sprintf("reasoning: cut at %d bytes; the model was still thinking", a.maxAnswer))
+				return
+			}
+			a.reasoning.WriteString(a.reason.Write(r))
 		}
 		if d.Content != "" {
-			vis := a.think.Write(d.Content)
-			a.content.WriteString(vis)
-			a.deliver(vis)
+			a.addText(d.Content)
 		}
 		for _, tc := range d.ToolCalls {
 			acc := a.slot(tc.Index, tc.ID, tc.Function.Name)
+			if acc == nil {
+				a.cutAt(fmt.Sprintf("tool calls: the model asked for more than %d in one answer; the rest were dropped", maxToolCalls))
+				return
+			}
 			if acc.id == "" {
 				acc.id = tc.ID
 			}
 			if acc.name == "" {
 				acc.name = tc.Function.Name
 			}
-			acc.args.WriteString(string(tc.Function.Arguments))
+			args := string(tc.Function.Arguments)
+			if acc.args.Len()+len(args) > a.maxArgs {
+				acc.args.WriteString(args[:a.maxArgs-acc.args.Len()])
+				a.cutAt(fmt.Sprintf("tool call %s: its arguments were cut at %d bytes", acc.name, a.maxArgs))
+				return
+			}
+			acc.args.WriteString(args)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			a.finish = *ch.FinishReason
@@ -578,9 +657,60 @@ func (a *streamAccumulator) add(c *streamChunk) {
 	}
 }
 
+// addText takes a content delta: redacted, thinking removed, capped.
+func (a *streamAccumulator) addText(delta string) { a.addRedacted(a.text.Write(delta)) }
+
+// flushText takes what the redactor held back at the end of the text.
+func (a *streamAccumulator) flushText() { a.addRedacted(a.text.Flush()) }
+
+func (a *streamAccumulator) addRedacted(text string) {
+	if a.cut != "" {
+		return
+	}
+	vis := a.think.Write(text)
+	if room := a.maxAnswer - a.content.Len(); len(vis) > room {
+		vis = cutUTF8(vis, room)
+		a.content.WriteString(vis)
+		a.deliver(vis)
+		a.cutAt(fmt.Sprintf("answer: cut at %d bytes; the model was still writing", a.maxAnswer))
+		return
+	}
+	a.content.WriteString(vis)
+	a.deliver(vis)
+}
+
+// cutAt stops the answer: the reason goes to Response.Cut and, as a last
+// line, to the visible text, so whoever reads the answer knows.
+func (a *streamAccumulator) cutAt(reason string) {
+	if a.cut != "" {
+		return
+	}
+	a.cut = reason
+	a.finish, a.finished = "length", true
+	note := "\n\n[vault-agent: the model's output was cut (" + reason + ")]"
+	a.content.WriteString(note)
+	a.deliver(note)
+}
+
+// cutUTF8 is the longest start of s of at most n bytes that ends on a
+// character boundary.
+func cutUTF8(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // slot finds the accumulator a tool-call delta belongs to: by index when the
 // server sends one, otherwise by id, otherwise by order (a named delta after
 // a complete call starts a new call; anything else continues the last one).
+// It returns nil for a new call past maxToolCalls.
 func (a *streamAccumulator) slot(index *int, id, name string) *toolCallAcc {
 	if index != nil {
 		for _, c := range a.calls {
@@ -618,16 +748,24 @@ func (a *streamAccumulator) nextIndex() int {
 	return n
 }
 
+// newSlot starts a tool call, or returns nil past maxToolCalls.
 func (a *streamAccumulator) newSlot(index int) *toolCallAcc {
+	if len(a.calls) >= maxToolCalls {
+		return nil
+	}
 	c := &toolCallAcc{index: index}
 	a.calls = append(a.calls, c)
 	return c
 }
 
 func (a *streamAccumulator) response() *Response {
-	tail := a.think.Flush()
-	a.content.WriteString(tail)
-	a.deliver(tail)
+	if a.cut == "" {
+		a.flushText()
+		tail := a.think.Flush()
+		a.content.WriteString(tail)
+		a.deliver(tail)
+	}
+	a.reasoning.WriteString(a.reason.Flush())
 	reasoning := strings.TrimSpace(a.reasoning.String())
 	if r := a.think.Reasoning(); r != "" {
 		if reasoning != "" {
@@ -637,9 +775,10 @@ func (a *streamAccumulator) response() *Response {
 	}
 	resp := &Response{
 		Content:      a.content.String(),
-		Reasoning:    reasoning,
+		Reasoning:    a.red.String(reasoning),
 		FinishReason: a.finish,
 		Usage:        a.usage,
+		Cut:          a.cut,
 	}
 	calls := append([]*toolCallAcc(nil), a.calls...)
 	sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
@@ -652,7 +791,7 @@ func (a *streamAccumulator) response() *Response {
 		if id == "" {
 			id = "call_" + strconv.Itoa(c.index)
 		}
-		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: id, Name: c.name, Arguments: args})
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: a.red.String(id), Name: a.red.String(c.name), Arguments: a.red.String(args)})
 	}
 	return resp
 }
@@ -764,8 +903,9 @@ func (c *respCapture) header() http.Header {
 // streams by ("data: [DONE]", with or without the space).
 type doneWatcher struct {
 	io.ReadCloser
-	capt *respCapture
-	line []byte // the current, unfinished line (capped)
+	capt    *respCapture
+	line    []byte // the start of the current, unfinished line (capped)
+	lineLen int    // the length of the current line
 }
 
 const maxWatchedLine = 64
@@ -778,8 +918,11 @@ func (w *doneWatcher) Read(p []byte) (int, error) {
 				if isDoneLine(w.line) {
 					w.capt.done.Store(true)
 				}
-				w.line = w.line[:0]
+				w.line, w.lineLen = w.line[:0], 0
 				continue
+			}
+			if w.lineLen++; w.lineLen > maxStreamLine {
+				return 0, &lineTooLongError{}
 			}
 			if len(w.line) < maxWatchedLine {
 				w.line = append(w.line, b)
@@ -795,6 +938,18 @@ func (w *doneWatcher) Read(p []byte) (int, error) {
 func isDoneLine(line []byte) bool {
 	rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
 	return ok && string(bytes.TrimSpace(rest)) == "[DONE]"
+}
+
+// cancelOnClose releases the request's context with its body.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // maxPlainCompletion caps the body of a non-streamed answer we convert.
@@ -859,11 +1014,74 @@ func plainCompletion(resp *http.Response) bool {
 	return err == nil && mt == "application/json"
 }
 
-// captureDoer is the openai.HTTPDoer that records response headers.
-type captureDoer struct{ c *http.Client }
+// firstByteError is a server that did not start answering in time.
+type firstByteError struct {
+	url   string
+	after time.Duration
+}
+
+func (e *firstByteError) Error() string {
+	return fmt.Sprintf("the model server at %s accepted the connection but sent no response within %s (first-byte timeout; raise it for a server that loads models slowly)", e.url, e.after)
+}
+
+// notOpenAIError is a successful answer that is not an API answer: a web
+// page, usually because the base URL points at a web UI or a login proxy.
+type notOpenAIError struct {
+	url, contentType string
+}
+
+func (e *notOpenAIError) Error() string {
+	return fmt.Sprintf("not an OpenAI-compatible endpoint: got %s from %s; check the base URL (most servers serve the API under /v1)", e.contentType, e.url)
+}
+
+// lineTooLongError is an event-stream line longer than maxStreamLine.
+type lineTooLongError struct{}
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("the model server sent a stream line longer than %d MiB; stopped reading", maxStreamLine>>20)
+}
+
+// htmlResponse reports a 200 answer in HTML.
+func htmlResponse(resp *http.Response) (string, bool) {
+	if resp.StatusCode != http.StatusOK {
+		return "", false
+	}
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt, err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
+}
+
+// captureDoer is the openai.HTTPDoer that records response headers, turns
+// plain JSON answers into streams, refuses web pages and bounds the wait
+// for the first byte of a response.
+type captureDoer struct {
+	c         *http.Client
+	firstByte time.Duration // <= 0: no bound but the call's timeout
+	baseURL   string        // redacted, for errors
+}
 
 func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := d.c.Do(req)
+	ctx, cancel := context.WithCancel(req.Context())
+	var timer *time.Timer
+	if d.firstByte > 0 {
+		timer = time.AfterFunc(d.firstByte, cancel)
+	}
+	resp, err := d.c.Do(req.WithContext(ctx))
+	if timer != nil && !timer.Stop() && req.Context().Err() == nil {
+		cancel()
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, &firstByteError{url: d.baseURL, after: d.firstByte}
+	}
+	if err != nil {
+		cancel()
+		return resp, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	if ct, ok := htmlResponse(resp); ok {
+		resp.Body.Close()
+		return nil, &notOpenAIError{url: d.baseURL, contentType: ct}
+	}
 	if resp != nil {
 		if c, ok := req.Context().Value(captureKey{}).(*respCapture); ok {
 			c.set(resp.Header.Clone())

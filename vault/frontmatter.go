@@ -42,16 +42,21 @@ func splitFrontmatter(content []byte) (fm []byte, bodyOff int, ok bool) {
 }
 
 // lineAt returns the line starting at off (without its line ending) and the
-// offset of the following line, or -1 when the line is the last one.
+// offset of the following line, or -1 when the line is the last one. Lines
+// end with LF, CRLF or a lone CR (old Mac files).
 func lineAt(b []byte, off int) ([]byte, int) {
 	if off >= len(b) {
 		return nil, -1
 	}
-	i := bytes.IndexByte(b[off:], '\n')
+	i := bytes.IndexAny(b[off:], "\r\n")
 	if i < 0 {
 		return b[off:], -1
 	}
-	return b[off : off+i], off + i + 1
+	next := off + i + 1
+	if b[off+i] == '\r' && next < len(b) && b[next] == '\n' {
+		next++
+	}
+	return b[off : off+i], next
 }
 
 func isDelimiter(line []byte) bool {

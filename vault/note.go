@@ -33,7 +33,31 @@ type Note struct {
 	Size int64     `json:"size"`
 	// Hash is a hex content hash used to detect changes.
 	Hash string `json:"hash"`
+	// Cut says, one plain sentence each, what of this note was left out
+	// because it is larger than the per-note limits (MaxBodyBytes,
+	// MaxFrontmatterBytes, MaxTags, MaxLinks, MaxHeadings), e.g. "body:
+	// only the first 2 MiB of 5.3 MiB is indexed". Empty for ordinary notes.
+	Cut []string `json:"cut,omitempty"`
 }
+
+// Per-note limits. A note beyond them is still indexed, up to them, and
+// its Cut field says what was left out; they bound the memory and time one
+// note can take (a note costs the index tens of times its size in memory).
+const (
+	// MaxBodyBytes is how much of the body (after the frontmatter) is
+	// parsed, indexed and readable in chunks: 2 MiB, cut at a line end.
+	MaxBodyBytes = 2 << 20
+	// MaxFrontmatterBytes is the largest frontmatter block that is read:
+	// 256 KiB. A larger block is skipped whole (FrontmatterError says so).
+	MaxFrontmatterBytes = 256 << 10
+	// MaxTags is how many distinct tags (frontmatter and inline) are kept;
+	// also the cap on aliases.
+	MaxTags = 1000
+	// MaxLinks is how many links are kept, in order of appearance.
+	MaxLinks = 10_000
+	// MaxHeadings is how many headings are kept, in order of appearance.
+	MaxHeadings = 10_000
+)
 
 // Heading is one ATX or setext heading of a note.
 type Heading struct {

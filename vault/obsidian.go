@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"net/url"
 	"path"
 	"strings"
@@ -63,7 +64,8 @@ func tagMayFollow(r rune) bool {
 type span struct{ start, stop int }
 
 // scanWikilinks finds [[target#heading|alias]] and ![[embeds]] in
-// body[r.start:r.stop] and returns the links and the ranges they cover.
+// body[r.start:r.stop] and returns the links and the ranges they cover, in
+// order. It looks at each byte a bounded number of times.
 func scanWikilinks(body []byte, r span) (links []Link, covered []span) {
 	s := body[r.start:r.stop]
 	for i := 0; i+1 < len(s); {
@@ -76,15 +78,15 @@ func scanWikilinks(body []byte, r span) (links []Link, covered []span) {
 			break
 		}
 		// "[[a [[b]]": the link is the innermost one.
-		if inner := strings.LastIndex(string(s[open+2:closeAt]), "[["); inner >= 0 {
+		if inner := bytes.LastIndex(s[open+2:closeAt], []byte("[[")); inner >= 0 {
 			open = open + 2 + inner
 		}
-		inside := string(s[open+2 : closeAt])
+		inside := s[open+2 : closeAt]
 		i = closeAt + 2
-		if strings.ContainsAny(inside, "\n\r") {
+		if bytes.ContainsAny(inside, "\n\r") {
 			continue
 		}
-		l, ok := parseWikilink(inside)
+		l, ok := parseWikilink(string(inside))
 		if !ok {
 			continue
 		}
@@ -102,7 +104,7 @@ func indexFrom(s []byte, sub string, from int) int {
 	if from >= len(s) {
 		return -1
 	}
-	i := strings.Index(string(s[from:]), sub)
+	i := bytes.Index(s[from:], []byte(sub))
 	if i < 0 {
 		return -1
 	}
@@ -125,13 +127,16 @@ func parseWikilink(inside string) (Link, bool) {
 }
 
 // scanTags appends the inline tags of body[r.start:r.stop], skipping the
-// covered ranges (wikilinks).
+// covered ranges (wikilinks, in order and not overlapping).
 func scanTags(body []byte, r span, covered []span, add func(string)) {
 	for i := r.start; i < r.stop; i++ {
 		if body[i] != '#' {
 			continue
 		}
-		if inSpans(i, covered) {
+		for len(covered) > 0 && covered[0].stop <= i {
+			covered = covered[1:]
+		}
+		if len(covered) > 0 && i >= covered[0].start {
 			continue
 		}
 		if i > 0 {
@@ -153,15 +158,6 @@ func scanTags(body []byte, r span, covered []span, add func(string)) {
 		}
 		i = j - 1
 	}
-}
-
-func inSpans(i int, spans []span) bool {
-	for _, s := range spans {
-		if i >= s.start && i < s.stop {
-			return true
-		}
-	}
-	return false
 }
 
 // markdownLink interprets the destination of a markdown link or image in

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -45,18 +48,31 @@ func Parse(path string, content []byte, modTime time.Time, chunkSize int) *Note 
 		Hash:    hex.EncodeToString(sum[:]),
 	}
 
+	var cut []string
 	fm, bodyOff, hasFM := splitFrontmatter(content)
 	body := content[bodyOff:]
-	n.Body = string(body)
-	bodyLine := 1 + bytes.Count(content[:bodyOff], []byte("\n"))
+	if len(body) > MaxBodyBytes {
+		body = cutBody(body)
+		cut = append(cut, fmt.Sprintf("body: only the first %s of %s is indexed", byteSize(len(body)), byteSize(len(content)-bodyOff)))
+	}
+	n.Body = cleanText(body)
+	bodyLine := 1 + countLineEnds(content[:bodyOff])
 
 	var fmTags []string
-	if hasFM {
-		props, errMsg := parseFrontmatter(fm)
+	switch {
+	case hasFM && len(fm) > MaxFrontmatterBytes:
+		n.FrontmatterError = fmt.Sprintf("frontmatter: larger than %s (%s), not read", byteSize(MaxFrontmatterBytes), byteSize(len(fm)))
+		cut = append(cut, fmt.Sprintf("frontmatter: %s, over the %s limit, is not read", byteSize(len(fm)), byteSize(MaxFrontmatterBytes)))
+	case hasFM:
+		props, errMsg := parseFrontmatter([]byte(cleanText(fm)))
 		n.Properties = props
 		n.FrontmatterError = errMsg
 		n.Title = strings.TrimSpace(scalarOrEmpty(props["title"]))
 		n.Aliases = dedupe(stringList(firstOf(props, "aliases", "alias"), splitComma), nil)
+		if len(n.Aliases) > MaxTags {
+			cut = append(cut, fmt.Sprintf("aliases: only the first %d of %d are kept", MaxTags, len(n.Aliases)))
+			n.Aliases = n.Aliases[:MaxTags]
+		}
 		for _, t := range stringList(firstOf(props, "tags", "tag"), splitTags) {
 			if t = normalizeTag(t); t != "" {
 				fmTags = append(fmTags, t)
@@ -70,10 +86,81 @@ func Parse(path string, content []byte, modTime time.Time, chunkSize int) *Note 
 
 	b := parseBody(path, []byte(n.Body), bodyLine)
 	n.Tags = dedupe(append(fmTags, b.tags...), nil)
+	if len(n.Tags) > MaxTags || b.tagsCut {
+		cut = append(cut, fmt.Sprintf("tags: only the first %d are kept", MaxTags))
+		n.Tags = n.Tags[:min(len(n.Tags), MaxTags)]
+	}
+	if b.linksCut {
+		cut = append(cut, fmt.Sprintf("links: only the first %d are kept", MaxLinks))
+	}
+	if b.headingsCut {
+		cut = append(cut, fmt.Sprintf("headings: only the first %d are kept", MaxHeadings))
+	}
 	n.Headings = b.headings
 	n.Links = b.links
 	n.Chunks = chunk(n.Body, b.sections, bodyLine, chunkSize)
+	n.Cut = cut
 	return n
+}
+
+// cutBody returns the first MaxBodyBytes of body, ending at a line end
+// when there is one in the last 64 KiB, else at a character boundary.
+func cutBody(body []byte) []byte {
+	b := body[:MaxBodyBytes]
+	if i := bytes.LastIndexByte(b, '\n'); i >= MaxBodyBytes-64<<10 {
+		return b[:i+1]
+	}
+	return trimPartialRune(b)
+}
+
+// cleanText is b as a string the rest of the program can rely on: bytes
+// that are not UTF-8 become U+FFFD (the search analyzer would otherwise
+// drop the words around them), and old Mac line endings (a lone CR) become
+// LF, which is all the markdown parser and the line numbers know.
+func cleanText(b []byte) string {
+	s := string(b)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	i := strings.IndexByte(s, '\r')
+	if i < 0 || !hasLoneCR(s[i:]) {
+		return s
+	}
+	out := []byte(s)
+	for j := i; j < len(out); j++ {
+		if out[j] == '\r' && (j+1 == len(out) || out[j+1] != '\n') {
+			out[j] = '\n'
+		}
+	}
+	return string(out)
+}
+
+func hasLoneCR(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\r' && (i+1 == len(s) || s[i+1] != '\n') {
+			return true
+		}
+	}
+	return false
+}
+
+// countLineEnds counts LF, CRLF and lone CR line endings.
+func countLineEnds(b []byte) int {
+	n := 0
+	for i, c := range b {
+		if c == '\n' || c == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
+			n++
+		}
+	}
+	return n
+}
+
+// byteSize is n in KiB or MiB, as a person reads it.
+func byteSize(n int) string {
+	if n < 1<<20 {
+		return strconv.Itoa((n+1<<10-1)>>10) + " KiB"
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64), ".0") + " MiB"
 }
 
 func scalarOrEmpty(v any) string {
@@ -128,8 +215,18 @@ func dedupe(in []string, seen map[string]bool) []string {
 type bodyInfo struct {
 	headings []Heading
 	links    []Link
-	tags     []string
+	tags     []string  // distinct, at most MaxTags
 	sections []section // top-level headings, in order, for chunking
+	// Set when more than MaxHeadings, MaxLinks or MaxTags were found.
+	headingsCut, linksCut, tagsCut bool
+}
+
+func (info *bodyInfo) addLink(l Link) {
+	if len(info.links) >= MaxLinks {
+		info.linksCut = true
+		return
+	}
+	info.links = append(info.links, l)
 }
 
 // section is a top-level heading: where its line starts in the body, and
@@ -150,18 +247,30 @@ func parseBody(notePath string, body []byte, bodyLine int) (info bodyInfo) {
 		}
 	}()
 	lines := newLineIndex(body, bodyLine)
-	doc := mdParser.Parse(text.NewReader(body))
+	doc := parseMarkdown(body)
 
 	var run span
 	inRun := false
+	seenTags := map[string]bool{}
 	flush := func() {
 		if !inRun {
 			return
 		}
 		inRun = false
 		links, covered := scanWikilinks(body, run)
-		info.links = append(info.links, links...)
-		scanTags(body, run, covered, func(t string) { info.tags = append(info.tags, t) })
+		for _, l := range links {
+			info.addLink(l)
+		}
+		scanTags(body, run, covered, func(t string) {
+			switch {
+			case seenTags[t]:
+			case len(info.tags) >= MaxTags:
+				info.tagsCut = true
+			default:
+				seenTags[t] = true
+				info.tags = append(info.tags, t)
+			}
+		})
 	}
 
 	_ = ast.Walk(doc, func(node ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -188,6 +297,10 @@ func parseBody(notePath string, body []byte, bodyLine int) (info bodyInfo) {
 			return ast.WalkSkipChildren, nil
 		case *ast.Heading:
 			flush()
+			if len(info.headings) >= MaxHeadings {
+				info.headingsCut = true // its text is still scanned
+				break
+			}
 			h := Heading{Level: x.Level, Text: headingText(x, body), Line: lines.line(headingOffset(x, body))}
 			info.headings = append(info.headings, h)
 			if x.Parent() != nil && x.Parent().Kind() == ast.KindDocument {
@@ -196,12 +309,12 @@ func parseBody(notePath string, body []byte, bodyLine int) (info bodyInfo) {
 		case *ast.Link:
 			flush()
 			if l, ok := markdownLink(notePath, string(x.Destination), false); ok {
-				info.links = append(info.links, l)
+				info.addLink(l)
 			}
 		case *ast.Image:
 			flush()
 			if l, ok := markdownLink(notePath, string(x.Destination), true); ok {
-				info.links = append(info.links, l)
+				info.addLink(l)
 			}
 			return ast.WalkSkipChildren, nil
 		default:
@@ -214,6 +327,12 @@ func parseBody(notePath string, body []byte, bodyLine int) (info bodyInfo) {
 	flush()
 	sort.SliceStable(info.sections, func(i, j int) bool { return info.sections[i].off < info.sections[j].off })
 	return info
+}
+
+// parseMarkdown parses body with goldmark, in time linear in its length
+// (see guardMarkdown). Segments of the returned tree are offsets into body.
+func parseMarkdown(body []byte) ast.Node {
+	return mdParser.Parse(text.NewReader(guardMarkdown(body)))
 }
 
 // headingText is the raw text of a heading (markup kept, as Obsidian uses it

@@ -302,6 +302,9 @@ func FuzzParse(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s), 40)
 	}
+	for _, kind := range hostileKinds {
+		f.Add([]byte(hostileNote(kind, 2000)), 0)
+	}
 	f.Fuzz(func(t *testing.T, content []byte, size int) {
 		if size > 5000 || size < -5 {
 			size = 0

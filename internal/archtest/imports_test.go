@@ -22,6 +22,7 @@ const module = "github.com/vault-agent/vault-agent/"
 // placed here (a new front-end goes on the floor of rpc).
 var layers = map[string]int{
 	"internal/truncate": 0,
+	"internal/redact":   0,
 	"reasoning/marker":  0,
 	"rpc/protocol":      0,
 	"vault":             1,

@@ -41,6 +41,14 @@ type Reply struct {
 	// Hold, when set, is waited on after Chunks are sent (until it is closed
 	// or the client goes away), for tests of cancellation and stop.
 	Hold <-chan struct{}
+	// Stall, when set, is waited on before anything is sent, headers
+	// included (until it is closed or the client goes away): a server that
+	// accepts the connection and never answers.
+	Stall <-chan struct{}
+	// ContentType, when set, replaces the stream's text/event-stream (with
+	// Body sent as is when it is set), for servers that are not
+	// OpenAI-compatible.
+	ContentType string
 }
 
 // Script chooses the reply to call number n (0-based).
@@ -189,6 +197,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	reply := s.script(n, rec)
+	if reply.Stall != nil {
+		select {
+		case <-reply.Stall:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	for k, v := range reply.Header {
 		w.Header().Set(k, v)
 	}
@@ -210,7 +225,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(reply.Plain))
 		return
 	}
+	if reply.ContentType != "" && reply.Body != "" {
+		w.Header().Set("Content-Type", reply.ContentType)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(reply.Body))
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
+	if reply.ContentType != "" {
+		w.Header().Set("Content-Type", reply.ContentType)
+	}
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
