@@ -135,7 +135,7 @@ func BenchmarkIndexNaive10k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := idx.Index(p, noteDocument(n)); err != nil {
+			if err := idx.Index(p, noteDocument(n, nil)); err != nil {
 				b.Fatal(err)
 			}
 		}

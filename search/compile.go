@@ -55,6 +55,9 @@ type snipTerm struct {
 type compiler struct {
 	text, cjk analysis.Analyzer
 	fuzzy     bool
+	// rank builds the ranked query of a group's free terms; nil falls back
+	// to plain bleve queries (as for negated groups).
+	rank func(texts []string) *rankQuery
 	// files returns the paths whose file key matches a file: value; nil
 	// falls back to a wildcard query on the file field.
 	files func(name string) []string
@@ -62,17 +65,16 @@ type compiler struct {
 	// falls back to a prefix query on the path keyword.
 	paths  func(prefix string) []string
 	terms  []snipTerm
-	fuzzed bool // at least one term got fuzziness
-	// relaxed requires one free term per group instead of minShould.
-	relaxed bool
-	// relaxable is set when some group requires more than one free term,
-	// so a relaxed compile would match more.
-	relaxable bool
+	fuzzed bool         // at least one term got fuzziness
+	ranked []*rankQuery // the ranked groups
 }
 
 func (c *compiler) compile(n Node, negated bool) compiled {
 	switch n := n.(type) {
 	case Term:
+		if !negated && c.rank != nil && !hasCJK(n.Text) {
+			return c.and([]Node{n}, false)
+		}
 		return c.term(n.Text, negated)
 	case Phrase:
 		return c.phrase(n.Text, negated)
@@ -141,6 +143,7 @@ func (c *compiler) compile(n Node, negated bool) compiled {
 
 func (c *compiler) and(items []Node, negated bool) compiled {
 	var shoulds, musts, filters, nots []query.Query
+	var free []string
 	positive := 0
 	for _, it := range items {
 		if nt, ok := it.(Not); ok {
@@ -151,6 +154,10 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 			continue
 		}
 		positive++
+		if t, ok := it.(Term); ok && !negated && c.rank != nil && !hasCJK(t.Text) {
+			free = append(free, t.Text)
+			continue
+		}
 		x := c.compile(it, negated)
 		if x.none {
 			if _, isTerm := it.(Term); isTerm {
@@ -167,6 +174,16 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 			filters = append(filters, x.q)
 		}
 	}
+	if len(free) > 0 {
+		if rq := c.rank(free); rq != nil {
+			shoulds = append(shoulds, rq)
+			c.ranked = append(c.ranked, rq)
+			c.fuzzed = c.fuzzed || c.fuzzy
+			for _, w := range rq.words {
+				c.terms = append(c.terms, snipTerm{term: w.token})
+			}
+		}
+	}
 	if positive > 0 && len(shoulds)+len(musts)+len(filters) == 0 {
 		return matchNothing // only stop words
 	}
@@ -176,14 +193,17 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	}
 	if len(shoulds) > 0 {
 		b.AddShould(shoulds...)
-		min := minShould(len(shoulds))
-		if !negated && min > 1 {
-			c.relaxable = true
-			if c.relaxed {
-				min = 1
-			}
+		switch {
+		case negated:
+			// -(a b c) excludes notes holding enough of a, b and c.
+			b.SetMinShould(float64(minShould(len(shoulds))))
+		case len(musts) > 0:
+			// With a phrase or group to match, free terms only rank.
+		default:
+			// Free terms are ranked, and a note needs one of them;
+			// none is required (see rank.go).
+			b.SetMinShould(1)
 		}
-		b.SetMinShould(float64(min))
 	}
 	if len(nots) > 0 {
 		b.AddMustNot(nots...)
@@ -196,7 +216,9 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	return compiled{q: b, scoring: len(shoulds)+len(musts) > 0}
 }
 
-// minShould is how many of n free terms must match (see the top of the file).
+// minShould is how many of n free terms of a negated group must match for
+// the group to exclude a note, and how many a ranked group's best note
+// must hold for the results not to be partial.
 func minShould(n int) int {
 	if n <= 2 {
 		return n

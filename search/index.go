@@ -54,6 +54,11 @@ type NoteMeta struct {
 	Date time.Time `json:"date,omitzero"`
 	Size int64     `json:"size"`
 	Hash string    `json:"hash"`
+
+	// lens are the analysed lengths of the note's text fields (lenFields),
+	// nil until known; inHash is the hash of its inbound link context.
+	lens   []int32
+	inHash uint64
 }
 
 // Internal keys of the bleve index.
@@ -87,6 +92,7 @@ type Index struct {
 	batchSz int
 	workers int
 	chunks  *chunkCache // parsed chunks for snippets
+	fill    fillers
 
 	// idxMu guards idx, which Rebuild replaces; searches hold it for reading.
 	idxMu sync.RWMutex
@@ -100,9 +106,13 @@ type Index struct {
 	// mu guards the metadata cache.
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
-	paths       []string // sorted; nil when stale
-	fileKeys    []string // fileKey of each of paths
-	lowerPaths  []string // each of paths, lower-cased
+	keyIdx      keyIndex            // by vault.NoteKey; nil when stale
+	titleIdx    map[string][]string // by titleKey; nil until first used
+	lenSum      [numLenFields]int64 // sum of the known lens of each field
+	lenNotes    int                 // notes whose lens are known
+	paths       []string            // sorted; nil when stale
+	fileKeys    []string            // fileKey of each of paths
+	lowerPaths  []string            // each of paths, lower-cased
 	lastIndexed time.Time
 
 	indexing atomic.Bool
@@ -432,6 +442,8 @@ type stateEntry struct {
 	D int64    `json:"d,omitempty"` // unix ms of Date, 0 when none
 	S int64    `json:"s"`
 	H string   `json:"h"`
+	L []int32  `json:"l,omitempty"` // field lengths (NoteMeta.lens)
+	I uint64   `json:"i,omitempty"` // hash of the inbound link context
 }
 
 // encodeState serializes meta with the pending changes applied (a nil value
@@ -439,7 +451,7 @@ type stateEntry struct {
 func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
 	out := make([]stateEntry, 0, len(meta)+len(pending))
 	add := func(m *NoteMeta) {
-		e := stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash}
+		e := stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash, L: m.lens, I: m.inHash}
 		if !m.Date.IsZero() {
 			e.D = m.Date.UnixMilli()
 		}
@@ -473,7 +485,10 @@ func decodeState(b []byte) ([]*NoteMeta, error) {
 	}
 	out := make([]*NoteMeta, len(es))
 	for i, e := range es {
-		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H}
+		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H, inHash: e.I}
+		if len(e.L) == numLenFields {
+			out[i].lens = e.L
+		}
 		if e.D != 0 {
 			out[i].Date = time.UnixMilli(e.D)
 		}
@@ -485,10 +500,48 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.meta = make(map[string]*NoteMeta, len(state))
+	ix.lenSum, ix.lenNotes = [numLenFields]int64{}, 0
 	for _, m := range state {
 		ix.meta[m.Path] = m
+		ix.addLens(m)
 	}
-	ix.paths = nil
+	ix.paths, ix.keyIdx, ix.titleIdx = nil, nil, nil
+}
+
+// addLens and forgetLens keep the field length sums; called with mu held.
+func (ix *Index) addLens(m *NoteMeta) {
+	if m == nil || m.lens == nil {
+		return
+	}
+	for i, l := range m.lens {
+		ix.lenSum[i] += int64(l)
+	}
+	ix.lenNotes++
+}
+
+func (ix *Index) forgetLens(m *NoteMeta) {
+	if m == nil || m.lens == nil {
+		return
+	}
+	for i, l := range m.lens {
+		ix.lenSum[i] -= int64(l)
+	}
+	ix.lenNotes--
+}
+
+// avgLens returns the mean length of each field of lenFields over the notes
+// whose lengths are known (1 where none is).
+func (ix *Index) avgLens() [numLenFields]float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out [numLenFields]float64
+	for i := range out {
+		out[i] = 1
+		if ix.lenNotes > 0 && ix.lenSum[i] > 0 {
+			out[i] = float64(ix.lenSum[i]) / float64(ix.lenNotes)
+		}
+	}
+	return out
 }
 
 // Vault returns the vault the index was opened on.

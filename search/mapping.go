@@ -20,6 +20,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
@@ -42,6 +43,11 @@ const (
 	fBodyCJK  = "bodycjk"  // body as CJK bigrams; only for notes with CJK text
 	fMTime    = "mtime"    // epoch ms, numeric, doc values for sorting
 	fDate     = "date"     // epoch ms of the note's own date (vault.Note.Date), when it has one
+	fURL      = "url"      // words of the URLs and link destinations of the body, kept out of fBody
+	fAnchor   = "anchor"   // link texts of the links pointing to this note (aliases, markdown link text)
+	fLinkText = "linktext" // the sentence or list item around each link pointing to this note
+	fInlinks  = "inlinks"  // keyword: paths of the notes whose links fill fAnchor and fLinkText
+	fLinkKey  = "linkkey"  // keyword: vault.LinkKey of every link of this note
 )
 
 // Analyzer names in the mapping.
@@ -52,11 +58,34 @@ const (
 	lengthFilter = "vault_length"
 )
 
+// lenFields are the text fields whose lengths ranking normalizes by; a
+// note's lengths are kept in NoteMeta in this order.
+var lenFields = [...]string{fTitle, fHeadings, fTagText, fPathText, fBody, fURL, fAnchor, fLinkText}
+
+const numLenFields = len(lenFields)
+
+// fieldLengths returns the analysed length of each of lenFields in an
+// indexed (so analysed) document.
+func fieldLengths(doc *document.Document) []int32 {
+	lens := make([]int32, numLenFields)
+	for _, f := range doc.Fields {
+		for i, name := range lenFields {
+			if f.Name() == name {
+				lens[i] += int32(f.AnalyzedLength())
+				break
+			}
+		}
+	}
+	return lens
+}
+
 // maxTokenRunes is the longest word indexed.
 const maxTokenRunes = 64
 
-// Query-time boosts per field. Title and aliases weigh most: a note named
-// after the query is almost always what was meant.
+// Query-time boosts per field of the terms that are not ranked by a
+// rankQuery (negated terms, CJK terms): the note's own fields. Title and
+// aliases weigh most: a note named after the query is almost always what
+// was meant.
 var fieldBoosts = []struct {
 	field string
 	boost float64
@@ -66,11 +95,13 @@ var fieldBoosts = []struct {
 	{fTagText, 2},
 	{fPathText, 1.5},
 	{fBody, 1},
+	{fURL, 0.3},
 }
 
 // schemaVersion is bumped by hand when the document layout changes in a way
 // the mapping hash would not show (for example what goes into a field).
-const schemaVersion = 2
+// 3: link context fields, URLs out of the body, field lengths in the state.
+const schemaVersion = 3
 
 func init() {
 	if err := registry.RegisterTokenFilter(foldFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
@@ -202,6 +233,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	doc.AddFieldMappingsAt(fFile, kw())
 	doc.AddFieldMappingsAt(fBody, text(textAnalyzer, true))
 	doc.AddFieldMappingsAt(fBodyCJK, text(cjkAnalyzer, true))
+	doc.AddFieldMappingsAt(fURL, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fAnchor, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fLinkText, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fInlinks, kw())
+	doc.AddFieldMappingsAt(fLinkKey, kw())
 	mt := mapping.NewNumericFieldMapping()
 	mt.Store = false
 	mt.IncludeInAll = false
@@ -242,8 +278,10 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// noteDocument is the data bleve maps into one document.
-func noteDocument(n *vault.Note) map[string]interface{} {
+// noteDocument is the data bleve maps into one document. links holds the
+// note's link keys and the context of the links pointing to it; nil leaves
+// the link fields empty.
+func noteDocument(n *vault.Note, links *noteLinks) map[string]interface{} {
 	titles := make([]string, 0, 1+len(n.Aliases))
 	titles = append(titles, n.Title)
 	titles = append(titles, n.Aliases...)
@@ -253,6 +291,7 @@ func noteDocument(n *vault.Note) map[string]interface{} {
 	}
 	tagTree := tagAncestors(n.Tags)
 	noExt := strings.TrimSuffix(n.Path, path.Ext(n.Path))
+	body, urls := splitURLs(n.Body)
 	d := map[string]interface{}{
 		fTitle:    titles,
 		fHeadings: headings,
@@ -261,8 +300,25 @@ func noteDocument(n *vault.Note) map[string]interface{} {
 		fPathText: noExt,
 		fPath:     strings.ToLower(n.Path),
 		fFile:     fileKey(n.Path),
-		fBody:     n.Body,
+		fBody:     body,
 		fMTime:    float64(msec(n.ModTime)),
+	}
+	if urls != "" {
+		d[fURL] = urls
+	}
+	if links != nil {
+		if len(links.keys) > 0 {
+			d[fLinkKey] = links.keys
+		}
+		if in := links.in; in != nil {
+			d[fInlinks] = in.from
+			if len(in.anchors) > 0 {
+				d[fAnchor] = in.anchors
+			}
+			if len(in.texts) > 0 {
+				d[fLinkText] = in.texts
+			}
+		}
 	}
 	if !n.Date.IsZero() {
 		d[fDate] = float64(msec(n.Date))

@@ -63,12 +63,25 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 			res.Fuzzy = true
 		}
 	}
-	if res.Total == 0 && root != nil && c.relaxable {
-		pres, pc, err := ix.run(ctx, root, filters, limit, compileMode{relaxed: true})
-		if err == nil && pres.Total > 0 {
-			res, c = pres, pc
-			res.Partial = true
+	if len(c.ranked) > 0 && res.Total > 0 {
+		// Partial: no note holds enough of the words of any ranked group
+		// (half of them, rounded up); Fuzzy: a word absent from the index
+		// was matched by a correction.
+		partial := true
+		for _, rq := range c.ranked {
+			rq.stats.mu.Lock()
+			if rq.stats.best >= minShould(rq.content()) {
+				partial = false
+			}
+			if rq.stats.fixed {
+				res.Fuzzy = true
+			}
+			for _, t := range rq.stats.corrected {
+				c.terms = append(c.terms, snipTerm{term: t})
+			}
+			rq.stats.mu.Unlock()
 		}
+		res.Partial = partial
 	}
 	ix.addSnippets(res, c)
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
@@ -76,10 +89,11 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 }
 
 // compileMode selects a fallback compile of the query.
-type compileMode struct{ fuzzy, relaxed bool }
+type compileMode struct{ fuzzy bool }
 
 func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limit int, mode compileMode) (*Results, *compiler, error) {
-	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, relaxed: mode.relaxed, files: ix.matchFiles, paths: ix.matchPrefix}
+	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, files: ix.matchFiles, paths: ix.matchPrefix}
+	c.rank = func(texts []string) *rankQuery { return ix.newRankQuery(texts, mode.fuzzy) }
 	main := compiled{}
 	if root != nil {
 		main = c.compile(root, false)

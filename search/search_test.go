@@ -43,6 +43,7 @@ func TestSearchSmallVault(t *testing.T) {
 		req   Request
 		top   string   // expected first hit ("" = no results)
 		set   []string // if set: exact result set, sorted
+		last  string   // with set: the last hit
 		fuzzy bool
 	}{
 		{name: "title wins", req: Request{Query: "sourdough"}, top: "recipes/Sourdough Bread.md"},
@@ -52,8 +53,10 @@ func TestSearchSmallVault(t *testing.T) {
 		{name: "fold query", req: Request{Query: "cafe"}, top: "recipes/Café au lait.md"},
 		{name: "fold text", req: Request{Query: "muller"}, top: "people/Jürgen Müller.md"},
 		{name: "fold both", req: Request{Query: "Jürgen"}, top: "people/Jürgen Müller.md"},
-		{name: "two terms both required", req: Request{Query: "starter flour"},
-			set: []string{"recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}},
+		// No term is required: the journal note has only "starter" and
+		// comes last, after the two notes with both words.
+		{name: "two terms, both first", req: Request{Query: "starter flour"},
+			set: []string{"journal/2024-03-01.md", "recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}, last: "journal/2024-03-01.md"},
 		{name: "phrase", req: Request{Query: `"rye flour"`}, set: []string{"recipes/Rye Crackers.md"}},
 		{name: "phrase with stop words", req: Request{Query: `"migration of the billing service"`}, set: []string{"projects/Alpha/Plan.md"}},
 		{name: "phrase order matters", req: Request{Query: `"flour rye"`}, top: ""},
@@ -107,6 +110,9 @@ func TestSearchSmallVault(t *testing.T) {
 				if res.Total != len(tt.set) {
 					t.Errorf("Total = %d, want %d", res.Total, len(tt.set))
 				}
+				if got := paths(res); tt.last != "" && got[len(got)-1] != tt.last {
+					t.Errorf("results = %v, want %s last", got, tt.last)
+				}
 				return
 			}
 			if tt.top == "" {
@@ -131,8 +137,8 @@ func TestSearchResultFields(t *testing.T) {
 	ix := openIndex(t, dir, "")
 
 	res := search(t, ix, Request{Query: "migration billing"})
-	if len(res.Results) != 1 {
-		t.Fatalf("results = %v", paths(res))
+	if len(res.Results) != 2 || res.Results[0].Path != "projects/Alpha/Plan.md" {
+		t.Fatalf("results = %v, want the note with both words first", paths(res))
 	}
 	r := res.Results[0]
 	if r.Title != "Plan" || r.Heading != "Alpha plan > Milestones" || r.Score <= 0 || !reflect.DeepEqual(r.Tags, []string{"project"}) {

@@ -1,0 +1,277 @@
+package search
+
+import (
+	"context"
+	"hash/fnv"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Link context. Each note's document carries, besides its own text, the
+// anchor text and the surrounding sentence or list item of every link that
+// points to it (fAnchor, fLinkText): people describe a note in the words of
+// the notes that link to it. To keep that exact as notes change, each
+// document also records the link keys of its own links (fLinkKey: who might
+// link to a note named so) and the notes whose links fill its link fields
+// (fInlinks: whose change must refresh it), and NoteMeta keeps a hash of
+// the inbound context, so a note whose inbound context did not change is
+// not rewritten.
+//
+// A full index scans the links of every note first (a fast line scanner,
+// vault.LinkContexts, no markdown parse) and then indexes each note with
+// its inbound context. An incremental update (a watcher batch, a sync with
+// few changes) works out which notes' inbound context may have changed:
+// the old targets of a changed or removed note (inlinks), its new targets,
+// and the notes sharing a name with a created or removed note (a link by
+// name may now resolve elsewhere); it recomputes their inbound context from
+// their linkers (linkkey) read from disk, and rewrites those whose hash
+// changed. After the disk goes quiet the index equals a fresh scan.
+
+// Limits on the inbound context of one note, so a note linked from
+// thousands of daily notes does not grow without bound. The contexts kept
+// are the first ones by linking path, so the choice is deterministic.
+const (
+	maxInboundTexts   = 64
+	maxInboundAnchors = 32
+)
+
+// noteLinks is the link data of one note's document.
+type noteLinks struct {
+	keys []string // vault.LinkKey of each of the note's links, unique, sorted
+	in   *inbound
+}
+
+// inbound is the context of the links pointing to one note.
+type inbound struct {
+	from    []string // linking notes, sorted, unique
+	anchors []string
+	texts   []string
+	hash    uint64 // 0 when there is no inbound link
+}
+
+// linkKeys returns the unique sorted link keys of lcs.
+func linkKeys(lcs []vault.LinkContext) []string {
+	if len(lcs) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(lcs))
+	for _, l := range lcs {
+		if k := vault.LinkKey(l.Target); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return dedupeSorted(keys)
+}
+
+func dedupeSorted(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// inboundBuilder gathers the contexts pointing to one note.
+type inboundBuilder struct {
+	from  map[string]bool
+	items []inboundItem
+}
+
+type inboundItem struct {
+	src    string
+	i      int
+	anchor string
+	text   string
+}
+
+func (b *inboundBuilder) add(src string, i int, lc vault.LinkContext) {
+	if b.from == nil {
+		b.from = map[string]bool{}
+	}
+	b.from[src] = true
+	b.items = append(b.items, inboundItem{src, i, lc.Anchor, lc.Text})
+}
+
+// build orders, deduplicates and caps the contexts and hashes the result.
+func (b *inboundBuilder) build() *inbound {
+	if len(b.from) == 0 {
+		return nil
+	}
+	in := &inbound{from: make([]string, 0, len(b.from))}
+	for s := range b.from {
+		in.from = append(in.from, s)
+	}
+	sort.Strings(in.from)
+	sort.Slice(b.items, func(i, j int) bool {
+		if b.items[i].src != b.items[j].src {
+			return b.items[i].src < b.items[j].src
+		}
+		return b.items[i].i < b.items[j].i
+	})
+	seenA, seenT := map[string]bool{}, map[string]bool{}
+	for _, it := range b.items {
+		if a := strings.ToLower(it.anchor); a != "" && !seenA[a] && len(in.anchors) < maxInboundAnchors {
+			seenA[a] = true
+			in.anchors = append(in.anchors, it.anchor)
+		}
+		if t := strings.ToLower(it.text); t != "" && !seenT[t] && len(in.texts) < maxInboundTexts {
+			seenT[t] = true
+			in.texts = append(in.texts, it.text)
+		}
+	}
+	h := fnv.New64a()
+	for _, part := range [][]string{in.from, in.anchors, in.texts} {
+		for _, s := range part {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	in.hash = h.Sum64() | 1 // never 0, which means "no inbound link"
+	return in
+}
+
+func (in *inbound) hashOrZero() uint64 {
+	if in == nil {
+		return 0
+	}
+	return in.hash
+}
+
+// keyIndex maps vault.NoteKey to the notes with that key.
+type keyIndex map[string][]string
+
+func newKeyIndex(paths []string) keyIndex {
+	k := make(keyIndex, len(paths))
+	for _, p := range paths {
+		key := vault.NoteKey(p)
+		k[key] = append(k[key], p)
+	}
+	return k
+}
+
+// resolve returns the note lc (found in src) points to.
+func (k keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
+	return vault.ResolveLink(lc, src, k[vault.LinkKey(lc.Target)])
+}
+
+// buildInbound computes the inbound context of every note from the links
+// of all notes.
+func buildInbound(out map[string][]vault.LinkContext, keys keyIndex) map[string]*inbound {
+	builders := map[string]*inboundBuilder{}
+	for src, lcs := range out {
+		for i, lc := range lcs {
+			to, ok := keys.resolve(lc, src)
+			if !ok {
+				continue
+			}
+			b := builders[to]
+			if b == nil {
+				b = &inboundBuilder{}
+				builders[to] = b
+			}
+			b.add(src, i, lc)
+		}
+	}
+	in := make(map[string]*inbound, len(builders))
+	for p, b := range builders {
+		in[p] = b.build()
+	}
+	return in
+}
+
+// scanLinks reads the links of the notes at paths from disk, with a pool
+// of workers. Notes that cannot be read are left out.
+func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string][]vault.LinkContext, error) {
+	out := make(map[string][]vault.LinkContext, len(paths))
+	var mu sync.Mutex
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	for w := 0; w < min(ix.workers, max(1, len(paths))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range jobs {
+				lcs, ok := ix.readLinks(p)
+				if !ok {
+					continue
+				}
+				mu.Lock()
+				out[p] = lcs
+				mu.Unlock()
+			}
+		}()
+	}
+	var err error
+feed:
+	for _, p := range paths {
+		select {
+		case jobs <- p:
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return out, err
+}
+
+// readLinks reads the links of one note from disk.
+func (ix *Index) readLinks(p string) ([]vault.LinkContext, bool) {
+	raw, err := ix.v.ReadRaw(p, vault.LinkScanLimit)
+	if err != nil {
+		return nil, false
+	}
+	return vault.LinkContexts(p, raw.Content), true
+}
+
+// keys returns the key index of the indexed notes, building it if stale.
+func (ix *Index) keys() keyIndex {
+	ix.mu.RLock()
+	k := ix.keyIdx
+	ix.mu.RUnlock()
+	if k != nil {
+		return k
+	}
+	paths := ix.Paths()
+	k = newKeyIndex(paths)
+	ix.mu.Lock()
+	if ix.paths != nil && len(ix.paths) == len(paths) {
+		ix.keyIdx = k
+	}
+	ix.mu.Unlock()
+	return k
+}
+
+// docsWithTerm returns the ids of the documents holding term in a keyword
+// field.
+func (ix *Index) docsWithTerm(ctx context.Context, field, term string) ([]string, error) {
+	tq := query.NewTermQuery(term)
+	tq.SetField(field)
+	sr := bleve.NewSearchRequestOptions(tq, ix.Count()+1, 0, false)
+	sr.Score = "none"
+	ix.idxMu.RLock()
+	defer ix.idxMu.RUnlock()
+	if ix.idx == nil {
+		return nil, ErrClosed
+	}
+	res, err := ix.idx.SearchInContext(ctx, sr)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		ids[i] = h.ID
+	}
+	return ids, nil
+}
