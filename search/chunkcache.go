@@ -8,7 +8,8 @@ import (
 	"github.com/vault-agent/vault-agent/vault"
 )
 
-// chunkCache keeps the parsed chunks of recently searched notes, keyed by
+// chunkCache keeps the parsed chunks of recently searched notes, their text
+// rendered for display (displayText), keyed by
 // path and content hash, so a note found again (the agent searching around
 // a topic, a host re-running a query as the user types) is not parsed
 // again. The file is still read every time, so an edit is never served
@@ -40,7 +41,8 @@ func newChunkCache(maxBytes int) *chunkCache {
 	return &chunkCache{maxBytes: maxBytes, ll: list.New(), m: map[chunkKey]*list.Element{}}
 }
 
-// chunks returns the chunks of raw, parsing it on a miss.
+// chunks returns the chunks of raw, their text rendered for display,
+// parsing it on a miss.
 func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []vault.Chunk {
 	key := chunkKey{path: raw.Path, sum: sha256.Sum256(raw.Content)}
 	c.mu.Lock()
@@ -53,6 +55,9 @@ func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []vault.Chunk {
 	c.mu.Unlock()
 
 	ch := vault.Parse(raw.Path, raw.Content, raw.ModTime, chunkSize).Chunks
+	for i := range ch {
+		ch[i].Text = displayText(ch[i].Text)
+	}
 	size := len(raw.Content)
 	if size > c.maxBytes/4 {
 		return ch // too big to be worth a quarter of the cache

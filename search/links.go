@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -166,10 +167,10 @@ func (k keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
 
 // buildInbound computes the inbound context of every note from the links
 // of all notes.
-func buildInbound(out map[string][]vault.LinkContext, keys keyIndex) map[string]*inbound {
+func buildInbound(out map[string]scannedLinks, keys keyIndex) map[string]*inbound {
 	builders := map[string]*inboundBuilder{}
-	for src, lcs := range out {
-		for i, lc := range lcs {
+	for src, sl := range out {
+		for i, lc := range sl.links {
 			to, ok := keys.resolve(lc, src)
 			if !ok {
 				continue
@@ -189,10 +190,31 @@ func buildInbound(out map[string][]vault.LinkContext, keys keyIndex) map[string]
 	return in
 }
 
+// scannedLinks are the links of a note read from disk, with what identifies
+// the content they were read from.
+type scannedLinks struct {
+	links     []vault.LinkContext
+	modTime   time.Time
+	n         int  // bytes read
+	truncated bool // the note is longer than vault.LinkScanLimit
+}
+
+// same reports whether raw (a whole note) is the content the links were
+// scanned from.
+func (s scannedLinks) same(raw *vault.RawNote) bool {
+	if !s.modTime.Equal(raw.ModTime) {
+		return false
+	}
+	if s.truncated {
+		return len(raw.Content) > s.n
+	}
+	return len(raw.Content) == s.n
+}
+
 // scanLinks reads the links of the notes at paths from disk, with a pool
 // of workers. Notes that cannot be read are left out.
-func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string][]vault.LinkContext, error) {
-	out := make(map[string][]vault.LinkContext, len(paths))
+func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string]scannedLinks, error) {
+	out := make(map[string]scannedLinks, len(paths))
 	var mu sync.Mutex
 	jobs := make(chan string)
 	var wg sync.WaitGroup
@@ -201,12 +223,13 @@ func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string][]va
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
-				lcs, ok := ix.readLinks(p)
-				if !ok {
+				raw, err := ix.v.ReadRaw(p, vault.LinkScanLimit)
+				if err != nil {
 					continue
 				}
+				sl := scannedLinks{links: vault.LinkContexts(p, raw.Content), modTime: raw.ModTime, n: len(raw.Content), truncated: raw.Truncated}
 				mu.Lock()
-				out[p] = lcs
+				out[p] = sl
 				mu.Unlock()
 			}
 		}()

@@ -282,16 +282,14 @@ func itoa(n int) string {
 // note's link keys and the context of the links pointing to it; nil leaves
 // the link fields empty.
 func noteDocument(n *vault.Note, links *noteLinks) map[string]interface{} {
-	titles := make([]string, 0, 1+len(n.Aliases))
-	titles = append(titles, n.Title)
-	titles = append(titles, n.Aliases...)
+	titles := titleValues(n.Title, n.Aliases)
 	headings := make([]string, 0, len(n.Headings))
 	for _, h := range n.Headings {
 		headings = append(headings, h.Text)
 	}
 	tagTree := tagAncestors(n.Tags)
 	noExt := strings.TrimSuffix(n.Path, path.Ext(n.Path))
-	body, urls := splitURLs(n.Body)
+	body, urls := indexBody(n.Body)
 	d := map[string]interface{}{
 		fTitle:    titles,
 		fHeadings: headings,
@@ -331,6 +329,49 @@ func noteDocument(n *vault.Note, links *noteLinks) map[string]interface{} {
 		d[fBodyCJK] = n.Body
 	}
 	return d
+}
+
+// titleValues returns the title and the aliases that add a word to it. An
+// alias made of the title's words ("On This Day" for "on-this-day") names
+// the note again; indexed too, it would count the same words twice and
+// make a note with such an alias outrank one named the same without.
+func titleValues(title string, aliases []string) []string {
+	out := make([]string, 1, 1+len(aliases))
+	out[0] = title
+	seen := map[string]bool{}
+	for _, w := range titleWords(title) {
+		seen[w] = true
+	}
+	for _, a := range aliases {
+		ws := titleWords(a)
+		fresh := false
+		for _, w := range ws {
+			if !seen[w] {
+				fresh = true
+			}
+		}
+		if !fresh {
+			continue
+		}
+		for _, w := range ws {
+			seen[w] = true
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// titleWords splits s into lower-cased words, folding diacritics.
+func titleWords(s string) []string {
+	var out []string
+	scanWords(s, func(start, end int) {
+		w := strings.ToLower(s[start:end])
+		if !isASCII([]byte(w)) {
+			w = string(asciiFolder.Filter([]byte(w)))
+		}
+		out = append(out, w)
+	})
+	return out
 }
 
 // tagAncestors returns the tags plus every parent of a nested tag, so that

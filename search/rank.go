@@ -67,10 +67,10 @@ var rankFields = []rankField{
 }
 
 // Ranking constants.
-const (
+var (
 	bm25K1 = 1.2
 	// coordPower sharpens the coordination factor.
-	coordPower = 1.0
+	coordPower = 0.5
 	// fillerWeight is the weight of a filler word relative to a content word.
 	fillerWeight = 0.25
 	// correctionWeight scales the term frequency of a typo's correction.
@@ -78,9 +78,13 @@ const (
 	// proxWeight scales the proximity bonus of a pair of words.
 	proxWeight = 0.6
 	// proxWindow is the distance in words beyond which a pair earns nothing.
-	proxWindow = 8
+	proxWindow uint64 = 8
 	// exactBonus puts notes whose title or alias is the query first.
 	exactBonus = 1e4
+	// trustedDF is how many notes a correction must be in to weigh as
+	// much as its rarity says; a rarer one weighs at most as much as the
+	// most distinctive real word of the query.
+	trustedDF uint64 = 3
 )
 
 // rankTerm is one word of the query.
@@ -218,7 +222,11 @@ func (q *rankQuery) terms(r index.IndexReader, n float64) []*rankTerm {
 				if df == 0 {
 					df = best
 					t.idf = idf(float64(df), n)
-					if maxIDF > 0 {
+					// A spelling that few notes share may be a
+					// coincidental neighbour of a word the vault
+					// lacks: it never weighs more than the query's
+					// real words.
+					if maxIDF > 0 && best < trustedDF {
 						t.idf = math.Min(t.idf, maxIDF)
 					}
 				}
@@ -233,10 +241,15 @@ func (q *rankQuery) terms(r index.IndexReader, n float64) []*rankTerm {
 }
 
 // docFreq is the number of notes holding token in some ranked field,
-// estimated as its largest count in one field.
+// estimated as its largest count in one field. URLs do not count: the words
+// of a link every note carries ("github", a vault's own repository name)
+// would make a word look common that notes rarely say.
 func docFreq(r index.IndexReader, token string) uint64 {
 	var df uint64
 	for _, f := range rankFields {
+		if f.name == fURL {
+			continue
+		}
 		tfr, err := r.TermFieldReader(context.Background(), []byte(token), f.name, false, false, false)
 		if err != nil {
 			continue
@@ -464,7 +477,7 @@ func (s *rankSearcher) proximity() float64 {
 					continue
 				}
 				w := math.Min(s.terms[i].idf, s.terms[j].idf)
-				bonus += f.prox * proxWeight * w * float64(proxWindow+1-d) / proxWindow
+				bonus += f.prox * proxWeight * w * float64(proxWindow+1-d) / float64(proxWindow)
 			}
 		}
 	}

@@ -130,14 +130,12 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 			reading[p] = true
 		}
 	}
-	out = nil
-
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	for _, p := range removed {
 		w.remove(p)
 		stats.Removed++
 	}
-	err = ix.readNotes(ctx, toRead, func(r noteRead) error {
+	err = ix.readNotes(ctx, toRead, out, func(r noteRead) error {
 		ix.classify(w, r, ins[r.path], stats)
 		return w.maybeFlush(false)
 	})
@@ -203,7 +201,7 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	var reads []noteRead
-	err := ix.readNotes(ctx, toRead, func(r noteRead) error {
+	err := ix.readNotes(ctx, toRead, nil, func(r noteRead) error {
 		reads = append(reads, r)
 		return nil
 	})
@@ -257,7 +255,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	}
 	sort.Strings(reread)
 	w.total += len(reread)
-	err = ix.readNotes(ctx, reread, func(r noteRead) error {
+	err = ix.readNotes(ctx, reread, nil, func(r noteRead) error {
 		var discard SyncStats // a linked note rewritten is not a change of the vault
 		ix.classify(w, r, ins[r.path], &discard)
 		return w.maybeFlush(false)
@@ -438,8 +436,9 @@ type noteRead struct {
 
 // readNotes reads, parses and scans the links of paths with a pool of
 // workers and hands each result to fn, which runs on the calling goroutine
-// (so it may touch the writer).
-func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead) error) error {
+// (so it may touch the writer). Links already scanned from the same
+// content (known, may be nil) are not scanned again.
+func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string]scannedLinks, fn func(noteRead) error) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -459,7 +458,11 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead
 					r.err = err
 				} else {
 					r.note = vault.Parse(raw.Path, raw.Content, raw.ModTime, ix.v.ChunkSize())
-					r.links = vault.LinkContexts(raw.Path, raw.Content)
+					if sl, ok := known[p]; ok && sl.same(raw) {
+						r.links = sl.links
+					} else {
+						r.links = vault.LinkContexts(raw.Path, raw.Content)
+					}
 				}
 				select {
 				case results <- r:

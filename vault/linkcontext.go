@@ -25,14 +25,14 @@ type LinkContext struct {
 	// name: the alias of [[target|alias]], the text of [text](note.md).
 	Anchor string
 	// Text is the sentence, list item, table row or heading holding the
-	// link, with markup, link targets and URLs removed, cut to
-	// MaxContextWords words around the link.
+	// link, without the link's own text, with markup, link targets and
+	// URLs removed, cut to MaxContextWords words around the link.
 	Text string
 }
 
 // MaxContextWords bounds LinkContext.Text: a long paragraph gives the link
 // the words nearest to it.
-const MaxContextWords = 32
+const MaxContextWords = 24
 
 // LinkScanLimit is how much of a note LinkContexts reads: links past the
 // first MiB of a huge note (an exported log) are not worth the time.
@@ -411,12 +411,12 @@ func sentenceAround(text string, start, end int) (int, int) {
 	return from, to
 }
 
-// wordWindow collapses the whitespace of text and keeps at most max words,
-// centred on the words of [start, end).
+// wordWindow returns the words of text around [start, end) (the link's
+// own display text, left out: it names the target, whose title already has
+// those words), at most limit of them, as many before as after when there
+// are enough, white space collapsed.
 func wordWindow(text string, start, end, limit int) string {
-	type word struct{ s, e int }
-	var words []word
-	first, last := -1, -1
+	var before, after []string
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if unicode.IsSpace(r) {
@@ -431,37 +431,21 @@ func wordWindow(text string, start, end, limit int) string {
 			}
 			j += size
 		}
-		if j > start && i < end || (first < 0 && i >= start) {
-			if first < 0 {
-				first = len(words)
+		switch {
+		case j <= start:
+			before = append(before, text[i:j])
+		case i >= end:
+			if len(after) == limit {
+				i = len(text)
+				continue
 			}
-			last = len(words)
+			after = append(after, text[i:j])
 		}
-		words = append(words, word{i, j})
 		i = j
 	}
-	if len(words) == 0 {
-		return ""
-	}
-	lo, hi := 0, len(words)
-	if len(words) > limit {
-		if first < 0 {
-			first, last = len(words)-1, len(words)-1
-		}
-		span := last - first + 1
-		if span >= limit {
-			lo, hi = first, first+limit
-		} else {
-			lo = max(0, first-(limit-span)/2)
-			hi = min(len(words), lo+limit)
-			lo = max(0, hi-limit)
-		}
-	}
-	parts := make([]string, 0, hi-lo)
-	for _, w := range words[lo:hi] {
-		parts = append(parts, text[w.s:w.e])
-	}
-	return strings.Join(parts, " ")
+	nb := min(len(before), max(limit/2, limit-len(after)))
+	na := min(len(after), limit-nb)
+	return strings.Join(append(before[len(before)-nb:], after[:na]...), " ")
 }
 
 // LinkKey is the key under which a link target is filed: the lower-cased

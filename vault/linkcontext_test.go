@@ -13,35 +13,35 @@ func TestLinkContexts(t *testing.T) {
 		want []LinkContext
 	}{
 		{"list item with plain wikilink", "# Plugins\n\n- [[Page preview]] - hover over a link to see the note\n- [[Other]]\n",
-			[]LinkContext{{Target: "Page preview", Text: "Page preview - hover over a link to see the note"}, {Target: "Other", Text: "Other"}}},
+			[]LinkContext{{Target: "Page preview", Text: "- hover over a link to see the note"}, {Target: "Other", Text: ""}}},
 		{"alias is the anchor", "See [[Feeding schedule|how often to feed it]] for details.",
-			[]LinkContext{{Target: "Feeding schedule", Anchor: "how often to feed it", Text: "See how often to feed it for details."}}},
+			[]LinkContext{{Target: "Feeding schedule", Anchor: "how often to feed it", Text: "See for details."}}},
 		{"alias equal to the name is no anchor", "Read [[notes/Bread|bread]] today.",
-			[]LinkContext{{Target: "notes/Bread", Text: "Read bread today."}}},
+			[]LinkContext{{Target: "notes/Bread", Text: "Read today."}}},
 		{"heading link", "The [[Starter#Feeding]] part matters.",
-			[]LinkContext{{Target: "Starter", Text: "The Starter Feeding part matters."}}},
+			[]LinkContext{{Target: "Starter", Text: "The part matters."}}},
 		{"sentence of a paragraph", "First sentence here. Then [[A]] is described\nacross two lines! Last one.",
-			[]LinkContext{{Target: "A", Text: "Then A is described across two lines!"}}},
+			[]LinkContext{{Target: "A", Text: "Then is described across two lines!"}}},
 		{"embed has no display text", "Diagram: ![[Flow]] below.",
 			[]LinkContext{{Target: "Flow", Text: "Diagram: below."}}},
 		{"markdown link to a note, relative to the folder", "Use [the checklist](../ops/Check%20list.md) before a release.",
-			[]LinkContext{{Target: "ops/Check list.md", Markdown: true, Anchor: "the checklist", Text: "Use the checklist before a release."}}},
+			[]LinkContext{{Target: "ops/Check list.md", Markdown: true, Anchor: "the checklist", Text: "Use before a release."}}},
 		{"urls and link targets dropped", "See [[Sync]] and [docs](https://example.com/a/b) or https://x.org/y for sync.",
-			[]LinkContext{{Target: "Sync", Text: "See Sync and docs or for sync."}}},
+			[]LinkContext{{Target: "Sync", Text: "See and docs or for sync."}}},
 		{"badge in a link", "[![build](https://img.shields.io/x.svg)](https://ci.example) [[Build notes]] status",
-			[]LinkContext{{Target: "Build notes", Text: "Build notes status"}}},
+			[]LinkContext{{Target: "Build notes", Text: "status"}}},
 		{"table row", "| Name | About |\n|---|---|\n| [[Dataview\\|DV]] | query your notes |\n",
-			[]LinkContext{{Target: "Dataview", Anchor: "DV", Text: "DV query your notes"}}},
+			[]LinkContext{{Target: "Dataview", Anchor: "DV", Text: "query your notes"}}},
 		{"task and numbered items", "1. [[One]] first\n- [x] [[Two]] done\n",
-			[]LinkContext{{Target: "One", Text: "One first"}, {Target: "Two", Text: "Two done"}}},
+			[]LinkContext{{Target: "One", Text: "first"}, {Target: "Two", Text: "done"}}},
 		{"quote and callout", "> [!tip] Try\n> [[Tip note]] saves time\n",
-			[]LinkContext{{Target: "Tip note", Text: "[!tip] Try Tip note saves time"}}},
+			[]LinkContext{{Target: "Tip note", Text: "[!tip] Try saves time"}}},
 		{"code is not a link", "```\n[[Fenced]]\n```\n`[[Inline]]` and [[Real]]\n    ~~~\n",
-			[]LinkContext{{Target: "Real", Text: "[[Inline]] and Real"}}},
+			[]LinkContext{{Target: "Real", Text: "[[Inline]] and"}}},
 		{"comments are not links", "%% [[Hidden]] %% visible [[Shown]]\n%%\n[[Also hidden]]\n%%\n<!-- [[Html]] -->",
-			[]LinkContext{{Target: "Shown", Text: "visible Shown"}}},
+			[]LinkContext{{Target: "Shown", Text: "visible"}}},
 		{"frontmatter is skipped", "---\nup: \"[[Parent]]\"\n---\nBody [[Child]].",
-			[]LinkContext{{Target: "Child", Text: "Body Child."}}},
+			[]LinkContext{{Target: "Child", Text: "Body"}}},
 		{"same-note heading link is none", "Jump to [[#Setup]].", nil},
 		{"url and image links are none", "[site](https://a.b) ![img](pic.png) [file](doc.pdf)", nil},
 		{"no links at all", "plain text with [brackets] and (parens)", nil},
@@ -64,7 +64,7 @@ func TestLinkContextWindow(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 	words := strings.Fields(got[0].Text)
-	if len(words) != MaxContextWords || !strings.Contains(got[0].Text, "word Target after") {
+	if len(words) != MaxContextWords || !strings.Contains(got[0].Text, "word after") || strings.Contains(got[0].Text, "Target") {
 		t.Errorf("window of %d words: %q", len(words), got[0].Text)
 	}
 	huge := make([]byte, LinkScanLimit+100)
