@@ -67,6 +67,12 @@ type compiler struct {
 	terms  []snipTerm
 	fuzzed bool         // at least one term got fuzziness
 	ranked []*rankQuery // the ranked groups
+	// onlyStop is set when a group held nothing but stop words and
+	// punctuation.
+	onlyStop bool
+	// nothingElse is set when the whole query matches nothing as
+	// compiled (only stop words, or filters no note passes).
+	nothingElse bool
 }
 
 func (c *compiler) compile(n Node, negated bool) compiled {
@@ -120,7 +126,28 @@ func (c *compiler) compile(n Node, negated bool) compiled {
 	case Or:
 		var qs []query.Query
 		scoring := false
-		for _, it := range n.Items {
+		items := n.Items
+		if !negated && c.rank != nil {
+			// Words joined by OR are free terms: any of them matches,
+			// and notes with more of them rank first, as in a group.
+			var words []Node
+			var rest []Node
+			for _, it := range items {
+				if t, ok := it.(Term); ok && !hasCJK(t.Text) {
+					words = append(words, t)
+				} else {
+					rest = append(rest, it)
+				}
+			}
+			if len(words) > 1 {
+				if x := c.and(words, false); !x.none {
+					qs = append(qs, x.q)
+					scoring = true
+				}
+				items = rest
+			}
+		}
+		for _, it := range items {
 			x := c.compile(it, negated)
 			if x.none {
 				continue
@@ -177,14 +204,12 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	if len(free) > 0 {
 		if rq := c.rank(free); rq != nil {
 			shoulds = append(shoulds, rq)
-			c.ranked = append(c.ranked, rq)
+			c.ranked = append(c.ranked, rq) // its words join c.terms once searched
 			c.fuzzed = c.fuzzed || c.fuzzy
-			for _, w := range rq.words {
-				c.terms = append(c.terms, snipTerm{term: w.token})
-			}
 		}
 	}
 	if positive > 0 && len(shoulds)+len(musts)+len(filters) == 0 {
+		c.onlyStop = true
 		return matchNothing // only stop words
 	}
 	b := query.NewBooleanQuery(nil, nil, nil)

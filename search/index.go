@@ -108,6 +108,7 @@ type Index struct {
 	meta        map[string]*NoteMeta
 	keyIdx      keyIndex            // by vault.NoteKey; nil when stale
 	titleIdx    map[string][]string // by titleKey; nil until first used
+	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
 	lenSum      [numLenFields]int64 // sum of the known lens of each field
 	lenNotes    int                 // notes whose lens are known
 	paths       []string            // sorted; nil when stale
@@ -505,7 +506,7 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 		ix.meta[m.Path] = m
 		ix.addLens(m)
 	}
-	ix.paths, ix.keyIdx, ix.titleIdx = nil, nil, nil
+	ix.paths, ix.keyIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil
 }
 
 // addLens and forgetLens keep the field length sums; called with mu held.

@@ -55,7 +55,9 @@ type rankField struct {
 // rankFields weigh the fields: a note is what its title and aliases say it
 // is, then its headings; other notes' links to it describe it almost as
 // well as its headings; URLs hardly at all.
-var rankFields = []rankField{
+var rankFields = rankFieldsArray[:]
+
+var rankFieldsArray = [...]rankField{
 	{fTitle, 0, 6, 0.4, 1.5, true},
 	{fHeadings, 1, 3, 0.5, 1.5, true},
 	{fTagText, 2, 2, 0.4, 0, false},
@@ -85,6 +87,7 @@ var (
 	// much as its rarity says; a rarer one weighs at most as much as the
 	// most distinctive real word of the query.
 	trustedDF uint64 = 3
+	urlAlways        = false
 )
 
 // rankTerm is one word of the query.
@@ -103,9 +106,12 @@ type rankAlt struct {
 // rankStats is what a ranked search learns, read once the search is done.
 type rankStats struct {
 	mu        sync.Mutex
-	best      int      // most content terms one note matched
-	corrected []string // tokens added as corrections of typos
-	fixed     bool     // a term absent from the index was corrected
+	best      int        // most content terms one note matched
+	content   int        // content terms searched for
+	tokens    []string   // the tokens searched for: the query's, and corrections of typos
+	corrected []string   // tokens added as corrections of typos
+	fixed     bool       // a term absent from the index was corrected
+	prox      []proxTerm // the content terms some note holds, for proximity
 }
 
 // rankQuery is a bleve query scoring free terms as described above.
@@ -115,23 +121,19 @@ type rankQuery struct {
 	avg     [numLenFields]float64
 	fuzzAll bool // correct every word of 4+ letters (the fuzzy fallback)
 	stats   *rankStats
+	// titleFixes returns the tokens of title words a misspelt word may
+	// mean (see Index.titleFixes); nil for none.
+	titleFixes func(word string) []string
 }
 
 // rankWord is one analyzed token of the query with its weight.
 type rankWord struct {
-	token  string
-	filler bool
-}
-
-// content reports how many words of q are not filler.
-func (q *rankQuery) content() int {
-	n := 0
-	for _, w := range q.words {
-		if !w.filler {
-			n++
-		}
-	}
-	return n
+	token   string
+	surface string // as typed, lower-cased
+	filler  bool
+	// joined is the token of this word written together with the next
+	// one ("word" "count" → "wordcount"), "" for the last word.
+	joined string
 }
 
 // Searcher implements bleve's query.Query.
@@ -141,41 +143,9 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, _ mapping
 		return nil, err
 	}
 	s := &rankSearcher{q: q, n: float64(max(n, 1)), score: opts.Score != "none"}
-	terms := q.terms(r, s.n)
-	s.terms = terms
-	multi := 0
-	for _, t := range terms {
-		if t.weight == 1 {
-			multi++
-		}
-	}
-	for ti, t := range terms {
-		s.totalIDF += t.weight * t.idf
-		for ai, a := range t.alts {
-			for fi, f := range rankFields {
-				vectors := f.prox > 0 && multi > 1 && t.weight == 1
-				tfr, err := r.TermFieldReader(ctx, []byte(a.token), f.name, true, true, vectors)
-				if err != nil {
-					s.Close()
-					return nil, err
-				}
-				if tfr.Count() == 0 {
-					tfr.Close()
-					continue
-				}
-				p := &posting{term: ti, alt: ai, field: fi, r: tfr}
-				s.count += tfr.Count()
-				if err := p.next(); err != nil {
-					s.Close()
-					return nil, err
-				}
-				if p.cur != nil {
-					s.heap = append(s.heap, p)
-				} else {
-					tfr.Close()
-				}
-			}
-		}
+	if err := s.open(ctx, r); err != nil {
+		s.Close()
+		return nil, err
 	}
 	heap.Init(&s.heap)
 	for _, p := range q.exact {
@@ -186,78 +156,269 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, _ mapping
 	return s, nil
 }
 
-// terms turns the query words into rank terms with their IDF and
-// corrections.
-func (q *rankQuery) terms(r index.IndexReader, n float64) []*rankTerm {
-	dfs := make([]uint64, len(q.words))
-	maxIDF := 0.0
-	for i, w := range q.words {
-		dfs[i] = docFreq(r, w.token)
-		if dfs[i] > 0 && !w.filler {
-			maxIDF = math.Max(maxIDF, idf(float64(dfs[i]), n))
+// readers are the posting readers of one token, one per rankFields entry.
+type readers [len(rankFieldsArray)]index.TermFieldReader
+
+// openReaders opens the readers of token.
+func openReaders(ctx context.Context, r index.IndexReader, token string) (*readers, error) {
+	var rs readers
+	for fi, f := range rankFields {
+		tfr, err := r.TermFieldReader(ctx, []byte(token), f.name, true, true, false)
+		if err != nil {
+			rs.close()
+			return nil, err
+		}
+		rs[fi] = tfr
+	}
+	return &rs, nil
+}
+
+// df is the number of notes holding the token in some ranked field,
+// estimated as its largest count in one field. URLs do not count: the words
+// of a link every note carries ("github", a vault's own repository name)
+// would make a word look common that notes rarely say.
+func (rs *readers) df() uint64 {
+	var df uint64
+	for fi, f := range rankFields {
+		if f.name != fURL && rs[fi] != nil {
+			df = max(df, rs[fi].Count())
 		}
 	}
-	out := make([]*rankTerm, 0, len(q.words))
+	return df
+}
+
+func (rs *readers) close() {
+	for i, tfr := range rs {
+		if tfr != nil {
+			tfr.Close()
+			rs[i] = nil
+		}
+	}
+}
+
+// open works out the rank terms of the query (IDF, corrections of typos)
+// and opens their postings.
+func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
+	q := s.q
+	words := make([]*readers, len(q.words))
+	defer func() { // readers not handed to postings
+		for _, rs := range words {
+			if rs != nil {
+				rs.close()
+			}
+		}
+	}()
+	dfs := make([]uint64, len(q.words))
 	for i, w := range q.words {
+		rs, err := openReaders(ctx, r, w.token)
+		if err != nil {
+			return err
+		}
+		words[i] = rs
+		dfs[i] = rs.df()
+	}
+	keep := keepWords(q.words, dfs)
+	maxIDF := 0.0
+	corrBudget := maxCorrectedWords
+	for i, w := range q.words {
+		if !keep[i] {
+			words[i].close()
+			words[i] = nil
+			continue
+		}
+		if dfs[i] > 0 && !w.filler {
+			maxIDF = math.Max(maxIDF, idf(float64(dfs[i]), s.n))
+		}
+	}
+	// Words written together in notes ("wordcount" for "word count"):
+	// a note holding the compound holds both words.
+	joined := make([][]string, len(q.words))
+	for i, w := range q.words {
+		if w.joined == "" || w.filler || i+1 == len(q.words) || q.words[i+1].filler {
+			continue
+		}
+		rs, err := openReaders(ctx, r, w.joined)
+		if err != nil {
+			return err
+		}
+		if rs.df() > 0 {
+			joined[i] = append(joined[i], w.joined)
+			joined[i+1] = append(joined[i+1], w.joined)
+		}
+		rs.close()
+	}
+	q.stats.mu.Lock()
+	for i, w := range q.words {
+		if keep[i] {
+			q.stats.tokens = append(q.stats.tokens, w.token)
+			if !w.filler {
+				q.stats.content++
+			}
+		}
+	}
+	q.stats.mu.Unlock()
+	for i, w := range q.words {
+		if !keep[i] {
+			continue
+		}
 		t := &rankTerm{alts: []rankAlt{{token: w.token, w: 1}}, weight: 1}
 		if w.filler {
 			t.weight = fillerWeight
 		}
+		alts := []*readers{words[i]}
+		words[i] = nil
 		df := dfs[i]
-		if !w.filler {
-			if fixes := corrections(r, w.token, df, q.fuzzAll); len(fixes) > 0 {
-				best := uint64(0)
-				for _, c := range fixes {
-					t.alts = append(t.alts, rankAlt{token: c.token, w: correctionWeight})
-					best = max(best, c.df)
+		for _, j := range joined[i] {
+			rs, err := openReaders(ctx, r, j)
+			if err != nil {
+				alts[0].close()
+				return err
+			}
+			t.alts = append(t.alts, rankAlt{token: j, w: 1})
+			alts = append(alts, rs)
+		}
+		if !w.filler && corrBudget > 0 {
+			fixes := corrections(r, w.token, df, q.fuzzAll)
+			if len(fixes) == 0 && df == 0 && q.titleFixes != nil {
+				for _, tok := range q.titleFixes(w.surface) {
+					if tok == w.token {
+						continue
+					}
+					if rs, err := openReaders(ctx, r, tok); err == nil {
+						if c := rs.df(); c > 0 {
+							fixes = append(fixes, correction{token: tok, df: c, dist: 1})
+						}
+						rs.close()
+					}
 				}
+			}
+			if len(fixes) > 0 {
+				corrBudget--
+			}
+			best := uint64(0)
+			for _, c := range fixes {
+				rs, err := openReaders(ctx, r, c.token)
+				if err != nil {
+					for _, a := range alts {
+						a.close()
+					}
+					return err
+				}
+				t.alts = append(t.alts, rankAlt{token: c.token, w: correctionWeight})
+				alts = append(alts, rs)
+				best = max(best, c.df)
+			}
+			if len(fixes) > 0 {
 				q.stats.mu.Lock()
 				for _, c := range fixes {
 					q.stats.corrected = append(q.stats.corrected, c.token)
+					q.stats.tokens = append(q.stats.tokens, c.token)
 				}
-				if df == 0 {
-					q.stats.fixed = true
-				}
+				q.stats.fixed = q.stats.fixed || df == 0
 				q.stats.mu.Unlock()
-				if df == 0 {
-					df = best
-					t.idf = idf(float64(df), n)
-					// A spelling that few notes share may be a
-					// coincidental neighbour of a word the vault
-					// lacks: it never weighs more than the query's
-					// real words.
-					if maxIDF > 0 && best < trustedDF {
-						t.idf = math.Min(t.idf, maxIDF)
-					}
+			}
+			if df == 0 && best > 0 {
+				df = best
+				t.idf = idf(float64(df), s.n)
+				// A spelling that few notes share may be a
+				// coincidental neighbour of a word the vault
+				// lacks: it never weighs more than the query's
+				// real words.
+				if maxIDF > 0 && best < trustedDF {
+					t.idf = math.Min(t.idf, maxIDF)
 				}
 			}
 		}
 		if t.idf == 0 {
-			t.idf = idf(float64(max(df, 1)), n)
+			t.idf = idf(float64(max(df, 1)), s.n)
 		}
-		out = append(out, t)
+		ti := len(s.terms)
+		s.terms = append(s.terms, t)
+		if !w.filler && df > 0 {
+			pt := proxTerm{idf: t.idf}
+			for _, a := range t.alts {
+				pt.tokens = append(pt.tokens, a.token)
+			}
+			q.stats.mu.Lock()
+			q.stats.prox = append(q.stats.prox, pt)
+			q.stats.mu.Unlock()
+		}
+		if df > 0 {
+			// A word no note holds, even misspelt, cannot tell notes
+			// apart: it stays out of the coordination.
+			s.totalIDF += t.weight * t.idf
+		}
+		for ai, rs := range alts {
+			contentDF := rs.df()
+			for fi, f := range rankFields {
+				tfr := rs[fi]
+				rs[fi] = nil
+				if tfr == nil {
+					continue
+				}
+				// The words of URLs count only for a word that the
+				// notes never say otherwise (a site's name, say).
+				if tfr.Count() == 0 || f.name == fURL && contentDF > 0 && !urlAlways {
+					tfr.Close()
+					continue
+				}
+				p := &posting{term: ti, alt: ai, field: fi, r: tfr}
+				s.count += tfr.Count()
+				if err := p.next(); err != nil {
+					tfr.Close()
+					return err
+				}
+				if p.cur == nil {
+					tfr.Close()
+					continue
+				}
+				s.heap = append(s.heap, p)
+			}
+		}
 	}
-	return out
+	return nil
 }
 
-// docFreq is the number of notes holding token in some ranked field,
-// estimated as its largest count in one field. URLs do not count: the words
-// of a link every note carries ("github", a vault's own repository name)
-// would make a word look common that notes rarely say.
-func docFreq(r index.IndexReader, token string) uint64 {
-	var df uint64
-	for _, f := range rankFields {
-		if f.name == fURL {
-			continue
+// Bounds on one ranked group, so a pasted page or a list of 500 words
+// costs no more than a question: the maxRankWords most distinctive words
+// are searched for (content words before filler), and at most
+// maxCorrectedWords of them get typo corrections.
+const (
+	maxRankWords      = 32
+	maxCorrectedWords = 4
+)
+
+// keepWords chooses the words to search for: all of them when they are
+// few, else the maxRankWords with the fewest notes (content words first).
+func keepWords(words []rankWord, dfs []uint64) []bool {
+	keep := make([]bool, len(words))
+	if len(words) <= maxRankWords {
+		for i := range keep {
+			keep[i] = true
 		}
-		tfr, err := r.TermFieldReader(context.Background(), []byte(token), f.name, false, false, false)
-		if err != nil {
-			continue
-		}
-		df = max(df, tfr.Count())
-		tfr.Close()
+		return keep
 	}
-	return df
+	order := make([]int, len(words))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		wa, wb := words[order[a]], words[order[b]]
+		if wa.filler != wb.filler {
+			return !wa.filler
+		}
+		// A word no note holds is least useful (unless misspelt, which
+		// the few kept may be); then rarer first.
+		da, db := dfs[order[a]], dfs[order[b]]
+		if (da == 0) != (db == 0) {
+			return da != 0
+		}
+		return da < db
+	})
+	for _, i := range order[:maxRankWords] {
+		keep[i] = true
+	}
+	return keep
 }
 
 // idf is BM25's inverse document frequency.
@@ -317,7 +478,6 @@ type rankSearcher struct {
 	closed   []*posting
 	// per document scratch
 	tf    []float64
-	pos   [][]uint64 // positions of each term in the current proximity field
 	match []bool
 }
 
@@ -380,7 +540,6 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 	if cap(s.tf) < nt {
 		s.tf = make([]float64, nt)
 		s.match = make([]bool, nt)
-		s.pos = make([][]uint64, nt)
 	}
 	tf, match := s.tf[:nt], s.match[:nt]
 	for i := range tf {
@@ -409,9 +568,6 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 			contentHeld++
 		}
 	}
-	if contentHeld > 1 {
-		score += s.proximity()
-	}
 	if s.totalIDF > 0 {
 		score *= math.Pow(held/s.totalIDF, coordPower)
 	}
@@ -424,88 +580,6 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 		}
 	}
 	return score
-}
-
-// proximity is the bonus of the current document for pairs of content
-// words near each other in a field with positions.
-func (s *rankSearcher) proximity() float64 {
-	bonus := 0.0
-	for fi, f := range rankFields {
-		if f.prox == 0 {
-			continue
-		}
-		pos := s.pos[:len(s.terms)]
-		for i := range pos {
-			pos[i] = pos[i][:0]
-		}
-		have := 0
-		for _, p := range s.done {
-			if p.field != fi || len(p.cur.Vectors) == 0 {
-				continue
-			}
-			if len(pos[p.term]) == 0 {
-				have++
-			}
-			for _, v := range p.cur.Vectors {
-				k := v.Pos
-				if len(v.ArrayPositions) > 0 {
-					// Positions of different headings (or title and
-					// alias) never count as near.
-					k += v.ArrayPositions[0] << 32
-				}
-				pos[p.term] = append(pos[p.term], k)
-			}
-		}
-		if have < 2 {
-			continue
-		}
-		for i := range pos {
-			if len(pos[i]) > 1 {
-				sort.Slice(pos[i], func(a, b int) bool { return pos[i][a] < pos[i][b] })
-			}
-		}
-		for i := 0; i < len(pos); i++ {
-			if len(pos[i]) == 0 {
-				continue
-			}
-			for j := i + 1; j < len(pos); j++ {
-				if len(pos[j]) == 0 {
-					continue
-				}
-				d := minGap(pos[i], pos[j])
-				if d > proxWindow {
-					continue
-				}
-				w := math.Min(s.terms[i].idf, s.terms[j].idf)
-				bonus += f.prox * proxWeight * w * float64(proxWindow+1-d) / float64(proxWindow)
-			}
-		}
-	}
-	return bonus
-}
-
-// minGap returns the smallest distance between a position of a and one of
-// b (both sorted).
-func minGap(a, b []uint64) uint64 {
-	best := uint64(math.MaxUint64)
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		var d uint64
-		if a[i] < b[j] {
-			d = b[j] - a[i]
-			i++
-		} else {
-			d = a[i] - b[j]
-			j++
-		}
-		if d < best {
-			best = d
-		}
-	}
-	if best == 0 {
-		best = 1 // the same word matched twice (a token and its correction)
-	}
-	return best
 }
 
 func (s *rankSearcher) Close() error {

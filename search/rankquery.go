@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 )
@@ -36,23 +37,43 @@ func (f *fillers) of(an analysis.Analyzer) map[string]bool {
 	return f.set
 }
 
+// maxQueryTokens bounds the distinct words of a ranked group read at all;
+// the most distinctive maxRankWords of them are searched for.
+const maxQueryTokens = 256
+
 // newRankQuery builds the ranked query of the free terms of one group:
 // their analyzed tokens (stop words gone, each token once) with filler
 // marked, the notes whose title or alias is exactly these words, and the
 // field length means. nil when only stop words remain.
 func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	fill := ix.fill.of(ix.textAn)
-	q := &rankQuery{fuzzAll: fuzzAll, stats: &rankStats{}, avg: ix.avgLens()}
+	q := &rankQuery{fuzzAll: fuzzAll, stats: &rankStats{}, avg: ix.avgLens(), titleFixes: ix.titleFixes}
 	seen := map[string]bool{}
 	var content []string
+	prev := "" // the surface form of the previous word, if right before this one
 	for _, text := range texts {
-		for _, t := range ix.textAn.Analyze([]byte(text)) {
+		toks := ix.textAn.Analyze([]byte(text))
+		if len(toks) == 0 {
+			prev = "" // a stop word stood between
+		}
+		for k, t := range toks {
 			tok := string(t.Term)
-			if seen[tok] {
+			surface := strings.ToLower(text[t.Start:t.End])
+			if k > 0 && t.Position != toks[k-1].Position+1 {
+				prev = ""
+			}
+			if n := len(q.words); n > 0 && prev != "" && q.words[n-1].joined == "" {
+				if j := ix.textAn.Analyze([]byte(prev + surface)); len(j) == 1 {
+					q.words[n-1].joined = string(j[0].Term)
+				}
+			}
+			prev = surface
+			if seen[tok] || len(q.words) >= maxQueryTokens {
+				prev = ""
 				continue
 			}
 			seen[tok] = true
-			q.words = append(q.words, rankWord{token: tok, filler: fill[tok]})
+			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: fill[tok]})
 			if !fill[tok] {
 				content = append(content, tok)
 			}
@@ -98,15 +119,92 @@ func (ix *Index) exactTitles(key string) []string {
 		return append([]string(nil), ix.titleIdx[key]...)
 	}
 	ix.mu.RUnlock()
+	ix.buildTitles()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return append([]string(nil), ix.titleIdx[key]...)
+}
+
+// buildTitles builds the title keys and words of the notes if needed.
+func (ix *Index) buildTitles() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.titleIdx == nil {
 		ix.titleIdx = make(map[string][]string, len(ix.meta))
+		ix.titleVocab = make(map[string]int, len(ix.meta))
 		for _, m := range ix.meta {
 			ix.titleChanged(nil, m)
 		}
 	}
-	return append([]string(nil), ix.titleIdx[key]...)
+}
+
+// titleFixes returns the tokens of the words of note titles and aliases one edit from
+// word (two for words of 6+ letters), with the same first letter, closest
+// first: what a misspelt word likely meant, when the misspelling hides a
+// suffix the stemmed index cannot see past ("validaton" for "validation",
+// which the index holds as "valid").
+func (ix *Index) titleFixes(word string) []string {
+	word = strings.ToLower(word)
+	if !isASCII([]byte(word)) {
+		word = string(asciiFolder.Filter([]byte(word)))
+	}
+	n := utf8.RuneCountInString(word)
+	if n < 4 {
+		return nil
+	}
+	limit := 1
+	if n >= 6 {
+		limit = 2
+	}
+	ix.buildTitles()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.titleVocab[word] > 0 {
+		return nil
+	}
+	first, _ := utf8.DecodeRuneInString(word)
+	type cand struct {
+		w    string
+		d, c int
+	}
+	var cands []cand
+	for w, c := range ix.titleVocab {
+		r, _ := utf8.DecodeRuneInString(w)
+		if r != first || abs(utf8.RuneCountInString(w)-n) > limit {
+			continue
+		}
+		if d := osaDistance(word, w, limit+1); d <= limit {
+			cands = append(cands, cand{w, d, c})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].d != cands[j].d {
+			return cands[i].d < cands[j].d
+		}
+		if cands[i].c != cands[j].c {
+			return cands[i].c > cands[j].c
+		}
+		return cands[i].w < cands[j].w
+	})
+	var out []string
+	for _, c := range cands {
+		if len(out) == maxCorrections || c.d != cands[0].d {
+			break
+		}
+		for _, t := range ix.textAn.Analyze([]byte(c.w)) {
+			if tok := string(t.Term); !slices.Contains(out, tok) {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // titleChanged updates the title keys for a note replaced (old or m may be
@@ -134,6 +232,25 @@ func (ix *Index) titleChanged(old, m *NoteMeta) {
 	if m != nil {
 		for _, k := range ix.noteTitleKeys(m) {
 			ix.titleIdx[k] = append(ix.titleIdx[k], m.Path)
+		}
+	}
+	for _, x := range []struct {
+		m *NoteMeta
+		d int
+	}{{old, -1}, {m, 1}} {
+		if x.m == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, s := range append([]string{x.m.Title}, x.m.Aliases...) {
+			for _, w := range titleWords(s) {
+				if !seen[w] {
+					seen[w] = true
+					if ix.titleVocab[w] += x.d; ix.titleVocab[w] <= 0 {
+						delete(ix.titleVocab, w)
+					}
+				}
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
@@ -52,9 +53,17 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		limit = maxLimit
 	}
 
+	if root != nil {
+		if err := checkSize(root); err != nil {
+			return nil, err
+		}
+	}
 	res, c, err := ix.run(ctx, root, filters, limit, compileMode{})
 	if err != nil {
 		return nil, err
+	}
+	if res.Total == 0 && c.onlyStop && c.nothingElse && len(filters) == 0 {
+		return nil, fmt.Errorf("%w: %q has no word to search for, only stop words (the, how, ...), punctuation or strings too long to be words; add a word that says what to look for", ErrEmptyQuery, truncateQuery(req.Query))
 	}
 	if res.Total == 0 && root != nil {
 		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true})
@@ -70,18 +79,22 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		partial := true
 		for _, rq := range c.ranked {
 			rq.stats.mu.Lock()
-			if rq.stats.best >= minShould(rq.content()) {
+			if rq.stats.best >= minShould(rq.stats.content) {
 				partial = false
 			}
 			if rq.stats.fixed {
 				res.Fuzzy = true
 			}
-			for _, t := range rq.stats.corrected {
-				c.terms = append(c.terms, snipTerm{term: t})
-			}
 			rq.stats.mu.Unlock()
 		}
 		res.Partial = partial
+	}
+	for _, rq := range c.ranked {
+		rq.stats.mu.Lock()
+		for _, t := range rq.stats.tokens {
+			c.terms = append(c.terms, snipTerm{term: t})
+		}
+		rq.stats.mu.Unlock()
 	}
 	ix.addSnippets(res, c)
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
@@ -91,12 +104,58 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 // compileMode selects a fallback compile of the query.
 type compileMode struct{ fuzzy bool }
 
+// maxFilters bounds the phrases, tags, paths and files of one query: each
+// is a query of its own, and a pasted document must not stall the index.
+// Free words need no bound: a ranked group keeps its most distinctive
+// ones (see maxRankWords).
+const maxFilters = 64
+
+// checkSize refuses a query with more than maxFilters phrases and filters.
+func checkSize(root Node) error {
+	n := 0
+	var walk func(Node)
+	walk = func(x Node) {
+		switch x := x.(type) {
+		case Phrase, Tag, PathPrefix, File:
+			n++
+		case Not:
+			walk(x.X)
+		case And:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case Or:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		}
+	}
+	walk(root)
+	if n > maxFilters {
+		return &QueryError{Pos: 1, Msg: fmt.Sprintf("too many phrases and filters (%d); at most %d", n, maxFilters)}
+	}
+	return nil
+}
+
+// truncateQuery shortens a query for an error message.
+func truncateQuery(q string) string {
+	if len(q) <= 80 {
+		return q
+	}
+	cut := 80
+	for cut > 0 && !utf8.RuneStart(q[cut]) {
+		cut--
+	}
+	return q[:cut] + "…"
+}
+
 func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limit int, mode compileMode) (*Results, *compiler, error) {
 	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, files: ix.matchFiles, paths: ix.matchPrefix}
 	c.rank = func(texts []string) *rankQuery { return ix.newRankQuery(texts, mode.fuzzy) }
 	main := compiled{}
 	if root != nil {
 		main = c.compile(root, false)
+		c.nothingElse = main.none
 		if main.none {
 			return &Results{Results: []Result{}}, c, nil
 		}
@@ -117,7 +176,11 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	default:
 		b.AddFilter(query.NewConjunctionQuery(filters))
 	}
-	sr := bleve.NewSearchRequestOptions(b, limit, 0, false)
+	size := limit
+	if len(c.ranked) > 0 {
+		size = max(limit, proxCandidates) // re-scored for proximity below
+	}
+	sr := bleve.NewSearchRequestOptions(b, size, 0, false)
 	if !main.scoring {
 		// Nothing to rank by: newest first. Sorting all matches by their
 		// mtime from the metadata cache is about twice as fast as bleve
@@ -137,6 +200,22 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	hits := sres.Hits
 	if !main.scoring {
 		hits = ix.newestFirst(hits, limit)
+	} else if len(c.ranked) > 0 {
+		var terms []proxTerm
+		for _, rq := range c.ranked {
+			rq.stats.mu.Lock()
+			terms = append(terms, rq.stats.prox...)
+			rq.stats.mu.Unlock()
+		}
+		if len(terms) > 1 {
+			if adv, err := ix.idx.Advanced(); err == nil {
+				if r, err := adv.Reader(); err == nil {
+					proximityRerank(ctx, r, hits, terms)
+					r.Close()
+				}
+			}
+		}
+		hits = hits[:min(limit, len(hits))]
 	}
 	out := &Results{Results: make([]Result, 0, len(hits)), Total: int(sres.Total)}
 	for _, h := range hits {
