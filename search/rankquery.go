@@ -138,8 +138,8 @@ func (ix *Index) buildTitles() {
 	}
 }
 
-// titleFixes returns the tokens of the words of note titles and aliases one edit from
-// word (two for words of 6+ letters), with the same first letter, closest
+// titleFixes returns the tokens of the words of note titles and aliases one
+// edit from word (two for words of 8+ letters), with the same first letter, closest
 // first: what a misspelt word likely meant, when the misspelling hides a
 // suffix the stemmed index cannot see past ("validaton" for "validation",
 // which the index holds as "valid").
@@ -153,7 +153,7 @@ func (ix *Index) titleFixes(word string) []string {
 		return nil
 	}
 	limit := 1
-	if n >= 6 {
+	if n >= 8 {
 		limit = 2
 	}
 	ix.buildTitles()

@@ -15,8 +15,9 @@ import (
 // words anyone means. As in most search engines the first letter must be
 // right: typos there are rare, and it keeps the dictionary walk short.
 // Distances are optimal string alignment distances, so a transposition
-// ("zettlekasten", "tempalter") is one edit. Words of 4-5 letters get one
-// edit, longer ones two. Only the closest spellings are kept, the most
+// ("zettlekasten", "tempalter") is one edit. Words of 4 to 7 letters (as
+// stemmed) get one edit, longer ones two: two edits turn a short word into
+// too many others ("magazin" into a name, "myazin"). Only the closest spellings are kept, the most
 // frequent first, and only those in at least a quarter as many notes as the
 // best: a rare word one edit away must not hijack the query.
 
@@ -49,7 +50,7 @@ func corrections(r index.IndexReader, token string, df uint64, all bool) []corre
 		return nil
 	}
 	limit := 1
-	if n >= 6 && (df == 0 || all) {
+	if n >= 8 && (df == 0 || all) {
 		limit = 2
 	}
 	first, _ := utf8.DecodeRuneInString(token)

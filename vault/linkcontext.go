@@ -230,8 +230,15 @@ func (s *linkScanner) flush() {
 		from, to := 0, len(text)
 		if s.para {
 			from, to = sentenceAround(text, l.start, l.end)
+			// "... fixed it. [[Sourdough Starter]]": a link standing
+			// alone after a sentence is about that sentence.
+			if from > 0 && len(strings.Fields(text[from:l.start]))+len(strings.Fields(text[l.end:to])) < 3 {
+				from, _ = sentenceAround(text, from-1, from-1)
+			}
 		}
 		l.lc.Text = wordWindow(text[from:to], l.start-from, l.end-from, MaxContextWords)
+		// The strings point into the note's text: copies let it go.
+		l.lc.Target, l.lc.Anchor, l.lc.Text = strings.Clone(l.lc.Target), strings.Clone(l.lc.Anchor), strings.Clone(l.lc.Text)
 		s.out = append(s.out, l.lc)
 	}
 }

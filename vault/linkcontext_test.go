@@ -22,6 +22,8 @@ func TestLinkContexts(t *testing.T) {
 			[]LinkContext{{Target: "Starter", Text: "The part matters."}}},
 		{"sentence of a paragraph", "First sentence here. Then [[A]] is described\nacross two lines! Last one.",
 			[]LinkContext{{Target: "A", Text: "Then is described across two lines!"}}},
+		{"a link after its sentence", "Feed it twice a day. It was sluggish. [[Starter]]\n",
+			[]LinkContext{{Target: "Starter", Text: "It was sluggish."}}},
 		{"embed has no display text", "Diagram: ![[Flow]] below.",
 			[]LinkContext{{Target: "Flow", Text: "Diagram: below."}}},
 		{"markdown link to a note, relative to the folder", "Use [the checklist](../ops/Check%20list.md) before a release.",
