@@ -30,8 +30,15 @@ type chunkKey struct {
 
 type chunkEntry struct {
 	key    chunkKey
-	chunks []vault.Chunk
+	chunks []snipChunk
 	size   int
+}
+
+// snipChunk is a chunk as snippets use it: its text rendered for display,
+// and whether it has prose (more than headings) as written.
+type snipChunk struct {
+	vault.Chunk
+	prose bool
 }
 
 // defaultChunkCacheBytes bounds the cached note text.
@@ -43,7 +50,7 @@ func newChunkCache(maxBytes int) *chunkCache {
 
 // chunks returns the chunks of raw, their text rendered for display,
 // parsing it on a miss.
-func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []vault.Chunk {
+func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []snipChunk {
 	key := chunkKey{path: raw.Path, sum: sha256.Sum256(raw.Content)}
 	c.mu.Lock()
 	if el, ok := c.m[key]; ok {
@@ -54,9 +61,11 @@ func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []vault.Chunk {
 	}
 	c.mu.Unlock()
 
-	ch := vault.Parse(raw.Path, raw.Content, raw.ModTime, chunkSize).Chunks
-	for i := range ch {
-		ch[i].Text = displayText(ch[i].Text)
+	parsed := vault.Parse(raw.Path, raw.Content, raw.ModTime, chunkSize).Chunks
+	ch := make([]snipChunk, len(parsed))
+	for i, p := range parsed {
+		ch[i] = snipChunk{Chunk: p, prose: hasProse(p.Text)}
+		ch[i].Text = displayText(p.Text)
 	}
 	size := len(raw.Content)
 	if size > c.maxBytes/4 {

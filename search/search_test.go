@@ -305,14 +305,18 @@ func TestHugeNoteSnippet(t *testing.T) {
 // With no term to match (a filter-only search), the snippet comes from the
 // first chunk with prose, not a lone title heading.
 func TestBestChunkWithoutTerms(t *testing.T) {
-	n := vault.Parse("journal/2026-03-12.md", []byte("# Thursday\n\n## Work\nShipped the outbox.\n"), time.Now(), 1500)
+	c := newChunkCache(1 << 20)
+	raw := func(p, s string) *vault.RawNote {
+		return &vault.RawNote{Path: p, Content: []byte(s), ModTime: time.Now()}
+	}
+	chunks := c.chunks(raw("journal/2026-03-12.md", "# Thursday\n\n## Work\nShipped the outbox.\n"), 1500)
 	ix := &Index{}
-	ch, spans := ix.bestChunk(n.Chunks, nil, false)
+	ch, spans := ix.bestChunk(chunks, nil, false)
 	if !strings.Contains(ch.Text, "Shipped") || spans != nil {
 		t.Errorf("chunk %d %q", ch.Index, ch.Text)
 	}
-	only := vault.Parse("x.md", []byte("# Title only\n"), time.Now(), 1500)
-	if ch, _ := ix.bestChunk(only.Chunks, nil, false); ch.Index != 0 {
+	only := c.chunks(raw("x.md", "# Title only\n"), 1500)
+	if ch, _ := ix.bestChunk(only, nil, false); ch.Index != 0 {
 		t.Errorf("a note without prose: chunk %d", ch.Index)
 	}
 }

@@ -76,7 +76,7 @@ const snippetMaxBytes = 256 << 10
 
 // readForSnippet returns the chunks of a note for its snippet: of the whole
 // note when it is small, of its first snippetMaxBytes otherwise.
-func (ix *Index) readForSnippet(path string) ([]vault.Chunk, error) {
+func (ix *Index) readForSnippet(path string) ([]snipChunk, error) {
 	raw, err := ix.v.ReadRaw(path, snippetMaxBytes)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (ix *Index) readForSnippet(path string) ([]vault.Chunk, error) {
 
 // bestChunk picks the chunk matching the most distinct query terms, then
 // the most matches; ties go to the earlier chunk.
-func (ix *Index) bestChunk(chunks []vault.Chunk, terms map[string]int, anyCJK bool) (vault.Chunk, []hit) {
+func (ix *Index) bestChunk(chunks []snipChunk, terms map[string]int, anyCJK bool) (snipChunk, []hit) {
 	best, bestDistinct, bestCount := -1, 0, 0
 	var bestHits []hit
 	for i, ch := range chunks {
@@ -100,7 +100,7 @@ func (ix *Index) bestChunk(chunks []vault.Chunk, terms map[string]int, anyCJK bo
 		// Nothing to highlight (a filter-only search): the first chunk
 		// with prose, not a lone title heading.
 		for _, ch := range chunks {
-			if hasProse(ch.Text) {
+			if ch.prose {
 				return ch, nil
 			}
 		}
