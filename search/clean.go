@@ -211,15 +211,10 @@ func displayText(s string) string {
 			fence = f
 			continue
 		}
-		t := displayLine(line)
-		if t == "" {
-			if nl != "" {
-				b.WriteString("\n")
-			}
-			continue
+		if t := displayLine(line); t != "" {
+			b.WriteString(t)
+			b.WriteString(nl)
 		}
-		b.WriteString(t)
-		b.WriteString(nl)
 	}
 	return b.String()
 }
@@ -227,10 +222,12 @@ func displayText(s string) string {
 // displayLine renders one line of markdown outside code blocks.
 func displayLine(line string) string {
 	t := strings.TrimSpace(strings.TrimRight(line, "\r"))
+	quoted := false
 	for strings.HasPrefix(t, ">") { // quotes and callouts
 		t = strings.TrimSpace(t[1:])
+		quoted = true
 	}
-	if strings.HasPrefix(t, "[!") { // callout type: "[!note]- Title"
+	if quoted && strings.HasPrefix(t, "[!") { // callout type: "[!note]- Title"
 		if j := strings.IndexByte(t, ']'); j > 0 {
 			t = strings.TrimLeft(strings.TrimSpace(t[j+1:]), "+-")
 			t = strings.TrimSpace(t)
@@ -371,12 +368,24 @@ func renderInline(s string) string {
 			b.WriteString(renderInline(text))
 		case (c == 'h' || c == 'w') && (i == 0 || !isWordByte(s[i-1])) && isURLPrefix(s[i:]):
 			i = urlEnd(s, i)
+		case c == '<' && isURLPrefix(s[i+1:]):
+			i = urlEnd(s, i+1) // an autolink
+			if i < len(s) && s[i] == '>' {
+				i++
+			}
 		case c == '*' || (c == '~' || c == '=') && i+1 < len(s) && s[i+1] == c:
 			for i < len(s) && s[i] == c {
 				i++
 			}
-		case c == '_' && (i+1 < len(s) && s[i+1] == '_' || i == 0 || !isWordByte(s[i-1]) || i+1 == len(s) || !isWordByte(s[i+1])):
-			i++ // emphasis, not a snake_case word
+		case c == '_':
+			n := 0
+			for i+n < len(s) && s[i+n] == '_' {
+				n++
+			}
+			if i > 0 && isAlnumByte(s[i-1]) && i+n < len(s) && isAlnumByte(s[i+n]) {
+				b.WriteString(s[i : i+n]) // inside a word: snake_case
+			}
+			i += n // else emphasis
 		case c == '^' && (i == 0 || s[i-1] == ' ') && isBlockID(s[i+1:]):
 			i = len(s)
 		default:
@@ -386,6 +395,10 @@ func renderInline(s string) string {
 		}
 	}
 	return b.String()
+}
+
+func isAlnumByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= 0x80
 }
 
 // isBlockID reports a block id at the end of a line ("^abc-123").

@@ -63,21 +63,29 @@ func isWordByte(c byte) bool {
 }
 
 // urlEnd returns where the URL starting at s[i] ends: at white space, a
-// closing bracket or quote, or a ')' that closes more than the URL opened.
+// closing bracket or quote, or a ')' that closes more than the URL opened;
+// punctuation ending a sentence right after a URL is not part of it.
 func urlEnd(s string, i int) int {
 	depth := 0
+	end := len(s)
+scan:
 	for j := i; j < len(s); j++ {
 		switch c := s[j]; c {
 		case ' ', '\t', '\n', '\r', '>', ']', '"', '\'', '`', '|':
-			return j
+			end = j
+			break scan
 		case '(':
 			depth++
 		case ')':
 			if depth == 0 {
-				return j
+				end = j
+				break scan
 			}
 			depth--
 		}
 	}
-	return len(s)
+	for end > i+1 && strings.IndexByte(".,;:!?", s[end-1]) >= 0 {
+		end--
+	}
+	return end
 }
