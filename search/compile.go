@@ -10,32 +10,24 @@ import (
 
 // How the AST becomes bleve queries.
 //
-// Free terms of one AND group are ranked with BM25 over the weighted fields
-// (see fieldBoosts). Requiring every term is too strict for the questions
-// people and the agent type ("what did we decide about the migration"), and
-// accepting any term floods the ranking with notes matching one common
-// word, so the group is a disjunction with a minimum: all terms when there
-// are one or two, otherwise half of them, rounded up. bleve's disjunction
-// scorer multiplies by the fraction of matched clauses, so notes matching
-// more terms still rank first. Stop words ("the", "how") are dropped before
-// counting.
+// The free words of one AND group (and words joined by OR) become one
+// rankQuery (rank.go): a note needs any one of them, and notes holding more
+// of them, and rarer ones, rank first. Requiring a share of the words drops
+// the note a paraphrased question is about when it shares only one
+// distinctive word with it, so nothing is required. Stop words are dropped
+// by the analyzer; a group of nothing else matches nothing, and a query of
+// nothing else is ErrEmptyQuery.
 //
-// Phrases and sub-groups must match and add to the score; tag:, path: and
-// file: (and the structured filters of a Request) are non-scoring filters;
-// negations are must-nots. A group with only filters scores every note
-// alike, so such searches are sorted by mtime, newest first.
+// Phrases and sub-groups must match and add to the score (free words then
+// only rank); tag:, path: and file: (and the structured filters of a
+// Request) are non-scoring filters; negations are must-nots, compiled as
+// plain bleve queries over the note's own fields: -(a b c) excludes notes
+// holding half of a, b and c, rounded up. A group with only filters scores
+// every note alike, so such searches are sorted by mtime, newest first.
 //
-// Fuzzy fallback: when the exact query matches nothing, Search compiles it
-// again with fuzziness 1 (2 for terms of 7+ characters) on free terms of at
-// least 4 characters. The first character must match, as in most search
-// engines: typos there are rare, and the term dictionary walk is then a
-// fraction of the whole (a fuzzy query takes about half as long on the
-// 10k-note bench vault, and matches far fewer unrelated words).
-//
-// Partial fallback: when that matches nothing too and a group has two or
-// more free terms, Search compiles it once more requiring any one of them
-// ("retry backoff" finds notes about retries), and says so in
-// Results.Partial. Ranking still puts notes with more of the terms first.
+// Fuzzy fallback: misspelt words are corrected inside the ranked search
+// (typo.go). When a query still matches nothing, Search compiles it again
+// correcting every word of 4+ letters, and sets Results.Fuzzy.
 
 // compiled is the result of compiling one node.
 type compiled struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"sort"
 
 	bsearch "github.com/blevesearch/bleve/v2/search"
@@ -20,8 +21,12 @@ import (
 // with the distance, as the unordered windows of the sequential dependence
 // model do, and re-sorted.
 
-// proxCandidates is how many of the best hits are re-scored.
-const proxCandidates = 30
+// proxCandidates is how many of the best hits are re-scored, and
+// maxProxTerms how many of the query's words (the rarest) are looked for.
+const (
+	proxCandidates = 30
+	maxProxTerms   = 8
+)
 
 // proxTerm is one content word of a ranked group: its tokens (with the
 // corrections of a typo and compounds) and its IDF.
@@ -35,6 +40,11 @@ type proxTerm struct {
 func proximityRerank(ctx context.Context, r index.IndexReader, hits bsearch.DocumentMatchCollection, terms []proxTerm) {
 	if len(terms) < 2 || len(hits) < 2 {
 		return
+	}
+	if len(terms) > maxProxTerms {
+		terms = slices.Clone(terms)
+		sort.SliceStable(terms, func(i, j int) bool { return terms[i].idf > terms[j].idf })
+		terms = terms[:maxProxTerms]
 	}
 	type cand struct {
 		id  index.IndexInternalID

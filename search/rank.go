@@ -209,7 +209,22 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 		}
 	}()
 	dfs := make([]uint64, len(q.words))
+	long := len(q.words) > maxRankWords
+	if long {
+		// Choose the words to search for by how many notes' text holds
+		// them: one lookup per word instead of one per field.
+		for i, w := range q.words {
+			if tfr, err := r.TermFieldReader(ctx, []byte(w.token), fBody, false, false, false); err == nil {
+				dfs[i] = tfr.Count()
+				tfr.Close()
+			}
+		}
+	}
+	keep := keepWords(q.words, dfs)
 	for i, w := range q.words {
+		if !keep[i] {
+			continue
+		}
 		rs, err := openReaders(ctx, r, w.token)
 		if err != nil {
 			return err
@@ -217,24 +232,19 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 		words[i] = rs
 		dfs[i] = rs.df()
 	}
-	keep := keepWords(q.words, dfs)
 	maxIDF := 0.0
 	corrBudget := maxCorrectedWords
 	for i, w := range q.words {
-		if !keep[i] {
-			words[i].close()
-			words[i] = nil
-			continue
-		}
-		if dfs[i] > 0 && !w.filler {
+		if keep[i] && dfs[i] > 0 && !w.filler {
 			maxIDF = math.Max(maxIDF, idf(float64(dfs[i]), s.n))
 		}
 	}
 	// Words written together in notes ("wordcount" for "word count"):
-	// a note holding the compound holds both words.
+	// a note holding the compound holds both words. Not looked for in
+	// long queries (pasted text), where a pair is rarely one thing.
 	joined := make([][]string, len(q.words))
 	for i, w := range q.words {
-		if w.joined == "" || w.filler || i+1 == len(q.words) || q.words[i+1].filler {
+		if long || w.joined == "" || w.filler || i+1 == len(q.words) || q.words[i+1].filler || !keep[i] || !keep[i+1] {
 			continue
 		}
 		rs, err := openReaders(ctx, r, w.joined)

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -176,5 +177,28 @@ func TestRankingKeepsOperators(t *testing.T) {
 		if got := paths(search(t, ix, Request{Query: tt.query, Limit: 50})); !tt.check(got) {
 			t.Errorf("%q: %v: %s", tt.query, got, tt.why)
 		}
+	}
+}
+
+func TestKeepWords(t *testing.T) {
+	var words []rankWord
+	var dfs []uint64
+	for i := range maxRankWords + 8 {
+		words = append(words, rankWord{token: fmt.Sprint("w", i), filler: i%10 == 0})
+		dfs = append(dfs, uint64(i+1))
+	}
+	dfs[3] = 0 // a word no note holds
+	keep := keepWords(words, dfs)
+	n := 0
+	for i, k := range keep {
+		if k {
+			n++
+		}
+		if k && (words[i].filler || i == 3) {
+			t.Errorf("kept %s (filler %v, df %d) over rarer content words", words[i].token, words[i].filler, dfs[i])
+		}
+	}
+	if n != maxRankWords {
+		t.Errorf("kept %d words, want %d", n, maxRankWords)
 	}
 }

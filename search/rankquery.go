@@ -62,7 +62,7 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 			if k > 0 && t.Position != toks[k-1].Position+1 {
 				prev = ""
 			}
-			if n := len(q.words); n > 0 && prev != "" && q.words[n-1].joined == "" {
+			if n := len(q.words); n > 0 && n < maxRankWords && prev != "" && q.words[n-1].joined == "" {
 				if j := ix.textAn.Analyze([]byte(prev + surface)); len(j) == 1 {
 					q.words[n-1].joined = string(j[0].Term)
 				}

@@ -20,12 +20,15 @@ const (
 
 // Search runs a query. The structured filters of req are ANDed with the
 // query: Tags match any of the tags (nested tags included), Folders any of
-// the folder prefixes, From/To bound the mtime (inclusive). A request with
-// filters and no query lists the matching notes, newest first. When nothing
-// matches and the query has free terms of 4+ characters, it is retried
-// with fuzzy matching and Results.Fuzzy is set; when that matches nothing
-// either, notes matching any one of the free terms are returned and
-// Results.Partial is set.
+// the folder prefixes, From/To bound the mtime or the note's own date
+// (inclusive). A request with filters and no query lists the matching
+// notes, newest first. Free words are ranked (see rank.go) and none is
+// required; Results.Partial says that no note holds half of them, and
+// Results.Fuzzy that a misspelt word was matched by a correction (when
+// nothing matches at all, the query is retried correcting every word of 4+
+// letters). A query with no word to search for (only stop words or
+// punctuation) and no filter is ErrEmptyQuery; one with more than
+// maxFilters phrases and filters is a *QueryError.
 func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 	start := time.Now()
 	var root Node

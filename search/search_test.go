@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -340,5 +341,37 @@ func TestLongTokensAreNotIndexed(t *testing.T) {
 	}
 	if toks := ix.textAn.Analyze([]byte("ok " + blob)); len(toks) != 1 {
 		t.Errorf("analyzer kept %d tokens, want 1", len(toks))
+	}
+}
+
+// Queries people paste or models write: long, repetitive, lists of words.
+// Each gets results or a clear error (the time they take is measured by
+// BenchmarkSearchBadInput).
+func TestHugeQueries(t *testing.T) {
+	ix := openIndex(t, writeVault(t, smallVault), "")
+	var distinct []string
+	for i := range 500 {
+		distinct = append(distinct, fmt.Sprintf("word%03d", i))
+	}
+	distinct[250] = "sourdough"
+	for name, q := range map[string]string{
+		"10 KB of one word":   strings.Repeat("starter ", 1250),
+		"500 distinct words":  strings.Join(distinct, " "),
+		"500 words joined OR": strings.Join(distinct, " OR "),
+	} {
+		res, err := ix.Search(context.Background(), Request{Query: q})
+		if err != nil || len(res.Results) == 0 {
+			t.Errorf("%s: %v, %v; want results", name, res, err)
+		}
+	}
+	// Only the most distinctive words are searched for; the rest cannot
+	// slow the search down.
+	rq := ix.newRankQuery(strings.Fields(strings.Join(distinct, " ")), false)
+	if len(rq.words) > maxQueryTokens {
+		t.Errorf("%d words kept of 500, want at most %d", len(rq.words), maxQueryTokens)
+	}
+	phrases := strings.Repeat(`"rye flour" `, maxFilters+1)
+	if _, err := ix.Search(context.Background(), Request{Query: phrases}); !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "too many") {
+		t.Errorf("%d phrases: %v, want a clear ErrBadQuery", maxFilters+1, err)
 	}
 }
