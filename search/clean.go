@@ -3,6 +3,8 @@ package search
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Cleaning note text. A note's markdown holds text nobody reads: %%
@@ -37,7 +39,7 @@ func visibleText(body string) string {
 			continue
 		}
 		if !inPercent && !inHTML {
-			if f := fenceOf(line); f != "" {
+			if f := vault.FenceOpening(line); f != "" {
 				fence = f
 				b.WriteString(line)
 				b.WriteString(nl)
@@ -59,23 +61,6 @@ func cutLine(s string) (line, rest, nl string) {
 		return s, "", ""
 	}
 	return s[:i], s[i+1:], "\n"
-}
-
-// fenceOf returns the fence of a line opening a fenced code block (three or
-// more backticks or tildes, indented by at most three spaces), or "".
-func fenceOf(line string) string {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
-		return ""
-	}
-	n := 0
-	for n < len(t) && t[n] == t[0] {
-		n++
-	}
-	if n < 3 || (t[0] == '`' && strings.Contains(t[n:], "`")) {
-		return ""
-	}
-	return t[:n]
 }
 
 func isFenceClose(line, fence string) bool {
@@ -207,7 +192,7 @@ func displayText(s string) string {
 			b.WriteString(nl)
 			continue
 		}
-		if f := fenceOf(line); f != "" {
+		if f := vault.FenceOpening(line); f != "" {
 			fence = f
 			continue
 		}
@@ -238,7 +223,7 @@ func displayLine(line string) string {
 			t = strings.TrimSpace(h)
 		}
 	}
-	if item, ok := listMarker(t); ok {
+	if item, ok := vault.ListItem(t); ok {
 		t = item
 	}
 	if strings.HasPrefix(t, "|") || strings.Count(t, "|") >= 2 {
@@ -251,29 +236,6 @@ func displayLine(line string) string {
 		return ""
 	}
 	return strings.TrimSpace(renderInline(t))
-}
-
-// listMarker strips a list item's marker and task box.
-func listMarker(t string) (string, bool) {
-	rest := ""
-	switch {
-	case len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && (t[1] == ' ' || t[1] == '\t'):
-		rest = t[2:]
-	default:
-		n := 0
-		for n < len(t) && n < 9 && t[n] >= '0' && t[n] <= '9' {
-			n++
-		}
-		if n == 0 || n+1 >= len(t) || (t[n] != '.' && t[n] != ')') || t[n+1] != ' ' {
-			return "", false
-		}
-		rest = t[n+2:]
-	}
-	rest = strings.TrimSpace(rest)
-	if len(rest) >= 3 && rest[0] == '[' && rest[2] == ']' && (len(rest) == 3 || rest[3] == ' ') {
-		rest = strings.TrimSpace(rest[3:])
-	}
-	return rest, true
 }
 
 // isTableRule reports a table's header rule, "|---|:--:|".

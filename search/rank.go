@@ -69,9 +69,10 @@ var rankFieldsArray = [...]rankField{
 }
 
 // Ranking constants.
-var (
+const (
 	bm25K1 = 1.2
-	// coordPower sharpens the coordination factor.
+	// coordPower softens the coordination factor: a note holding half of
+	// the query's IDF keeps 71% of its score.
 	coordPower = 0.5
 	// fillerWeight is the weight of a filler word relative to a content word.
 	fillerWeight = 0.25
@@ -87,7 +88,6 @@ var (
 	// much as its rarity says; a rarer one weighs at most as much as the
 	// most distinctive real word of the query.
 	trustedDF uint64 = 3
-	urlAlways        = false
 )
 
 // rankTerm is one word of the query.
@@ -368,7 +368,7 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 				}
 				// The words of URLs count only for a word that the
 				// notes never say otherwise (a site's name, say).
-				if tfr.Count() == 0 || f.name == fURL && contentDF > 0 && !urlAlways {
+				if tfr.Count() == 0 || f.name == fURL && contentDF > 0 {
 					tfr.Close()
 					continue
 				}

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // fillerWords are words of questions and requests that are not stop words
@@ -173,7 +175,7 @@ func (ix *Index) titleFixes(word string) []string {
 		if r != first || abs(utf8.RuneCountInString(w)-n) > limit {
 			continue
 		}
-		if d := osaDistance(word, w, limit+1); d <= limit {
+		if d := vault.OSADistance(word, w, limit+1); d <= limit {
 			cands = append(cands, cand{w, d, c})
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Typos. A query word is corrected when the index does not hold it, or
@@ -77,7 +79,7 @@ func corrections(r index.IndexReader, token string, df uint64, all bool) []corre
 	}
 	var cands []correction
 	for t, c := range found {
-		d := osaDistance(token, t, limit+1)
+		d := vault.OSADistance(token, t, limit+1)
 		if d > limit {
 			continue
 		}
@@ -106,41 +108,4 @@ func corrections(r index.IndexReader, token string, df uint64, all bool) []corre
 		out = append(out, c)
 	}
 	return out
-}
-
-// osaDistance is the optimal string alignment distance of a and b in runes
-// (Levenshtein plus transpositions of adjacent runes); it returns bound as
-// soon as the distance must reach it.
-func osaDistance(a, b string, bound int) int {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d >= bound || -d >= bound {
-		return bound
-	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				v = min(v, prev2[j-2]+1)
-			}
-			cur[j] = v
-			rowMin = min(rowMin, v)
-		}
-		if rowMin >= bound {
-			return bound
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return min(prev[len(rb)], bound)
 }

@@ -90,7 +90,7 @@ func (s *linkScanner) scan(body string) {
 			}
 			continue
 		}
-		if f := fenceOpening(line); f != "" && !inPercent && !inHTML {
+		if f := FenceOpening(line); f != "" && !inPercent && !inHTML {
 			s.flush()
 			fence = f
 			continue
@@ -113,7 +113,7 @@ func (s *linkScanner) scan(body string) {
 			s.add(trimmed) // a table row
 			s.flush()
 		default:
-			if item, ok := listItem(trimmed); ok {
+			if item, ok := ListItem(trimmed); ok {
 				s.flush()
 				s.add(item)
 				continue
@@ -127,9 +127,10 @@ func (s *linkScanner) scan(body string) {
 	s.flush()
 }
 
-// fenceOpening returns the fence of a line opening a fenced code block
-// (three or more backticks or tildes, indented by at most three spaces).
-func fenceOpening(line string) string {
+// FenceOpening returns the fence of a line opening a fenced code block
+// (three or more backticks or tildes, indented by at most three spaces),
+// or "".
+func FenceOpening(line string) string {
 	indent := len(line) - len(strings.TrimLeft(line, " "))
 	if indent > 3 {
 		return ""
@@ -182,9 +183,9 @@ func isHeadingLine(t string) bool {
 	return n <= 6 && (n == len(t) || t[n] == ' ' || t[n] == '\t')
 }
 
-// listItem returns the text of a list item line ("- x", "* x", "+ x",
-// "1. x", "2) x", tasks "- [ ] x"), without its marker.
-func listItem(t string) (string, bool) {
+// ListItem returns the text of a list item line ("- x", "* x", "+ x",
+// "1. x", "2) x", tasks "- [ ] x"), without its marker and leading blanks.
+func ListItem(t string) (string, bool) {
 	rest := ""
 	switch {
 	case len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && (t[1] == ' ' || t[1] == '\t'):

@@ -131,3 +131,27 @@ func FuzzLinkContexts(f *testing.F) {
 		}
 	})
 }
+
+func TestOSADistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b    string
+		osa, lv int
+	}{
+		{"zettlekasten", "zettelkasten", 1, 2},
+		{"tempalter", "templater", 1, 2},
+		{"ab", "ba", 1, 2},
+		{"kitten", "sitting", 3, 3},
+		{"café", "cafe", 1, 1},
+		{"same", "same", 0, 0},
+	} {
+		if got := OSADistance(tc.a, tc.b, 5); got != tc.osa {
+			t.Errorf("OSADistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.osa)
+		}
+		if got := EditDistance(tc.a, tc.b, 5); got != tc.lv {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.lv)
+		}
+	}
+	if got := OSADistance("abcdefgh", "hgfedcba", 2); got != 2 {
+		t.Errorf("bounded: %d, want the bound 2", got)
+	}
+}
