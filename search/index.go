@@ -59,6 +59,7 @@ type NoteMeta struct {
 	// nil until known; inHash is the hash of its inbound link context.
 	lens   []int32
 	inHash uint64
+	keys   []string // vault.LinkKey of each of its links, sorted, unique
 }
 
 // Internal keys of the bleve index.
@@ -107,6 +108,7 @@ type Index struct {
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
 	keyIdx      keyIndex            // by vault.NoteKey; nil when stale
+	linkersIdx  map[string][]string // by link key: the notes linking by that name; nil when stale
 	titleIdx    map[string][]string // by titleKey; nil until first used
 	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
 	lenSum      [numLenFields]int64 // sum of the known lens of each field
@@ -445,6 +447,7 @@ type stateEntry struct {
 	H string   `json:"h"`
 	L []int32  `json:"l,omitempty"` // field lengths (NoteMeta.lens)
 	I uint64   `json:"i,omitempty"` // hash of the inbound link context
+	K []string `json:"k,omitempty"` // link keys (NoteMeta.keys)
 }
 
 // encodeState serializes meta with the pending changes applied (a nil value
@@ -452,7 +455,7 @@ type stateEntry struct {
 func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
 	out := make([]stateEntry, 0, len(meta)+len(pending))
 	add := func(m *NoteMeta) {
-		e := stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash, L: m.lens, I: m.inHash}
+		e := stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash, L: m.lens, I: m.inHash, K: m.keys}
 		if !m.Date.IsZero() {
 			e.D = m.Date.UnixMilli()
 		}
@@ -486,7 +489,7 @@ func decodeState(b []byte) ([]*NoteMeta, error) {
 	}
 	out := make([]*NoteMeta, len(es))
 	for i, e := range es {
-		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H, inHash: e.I}
+		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H, inHash: e.I, keys: e.K}
 		if len(e.L) == numLenFields {
 			out[i].lens = e.L
 		}
@@ -506,7 +509,7 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 		ix.meta[m.Path] = m
 		ix.addLens(m)
 	}
-	ix.paths, ix.keyIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil
+	ix.paths, ix.keyIdx, ix.linkersIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil, nil
 }
 
 // addLens and forgetLens keep the field length sums; called with mu held.

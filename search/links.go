@@ -6,33 +6,30 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Link context. Each note's document carries, besides its own text, the
-// anchor text and the surrounding sentence or list item of every link that
-// points to it (fAnchor, fLinkText): people describe a note in the words of
-// the notes that link to it. To keep that exact as notes change, each
-// document also records the link keys of its own links (fLinkKey: who might
-// link to a note named so) and the notes whose links fill its link fields
-// (fInlinks: whose change must refresh it), and NoteMeta keeps a hash of
-// the inbound context, so a note whose inbound context did not change is
-// not rewritten.
+// anchor text and the sentence or list item around every link that points
+// to it (fAnchor, fLinkText): people describe a note in the words of the
+// notes that link to it. To keep that exact as notes change, NoteMeta keeps
+// the link keys of each note's own links (vault.LinkKey: which names it
+// links to) and a hash of its inbound context, so a note whose inbound
+// context did not change is not rewritten; both are in the state record.
 //
 // A full index scans the links of every note first (a fast line scanner,
 // vault.LinkContexts, no markdown parse) and then indexes each note with
 // its inbound context. An incremental update (a watcher batch, a sync with
 // few changes) works out which notes' inbound context may have changed:
-// the old targets of a changed or removed note (inlinks), its new targets,
+// the notes named by the old and new links of a changed or removed note,
 // and the notes sharing a name with a created or removed note (a link by
 // name may now resolve elsewhere); it recomputes their inbound context from
-// their linkers (linkkey) read from disk, and rewrites those whose hash
-// changed. After the disk goes quiet the index equals a fresh scan.
+// their linkers (the notes whose keys name them) read from disk, and
+// rewrites those whose hash changed. After the disk goes quiet the index
+// equals a fresh scan.
 
 // Limits on the inbound context of one note, so a note linked from
 // thousands of daily notes does not grow without bound. The contexts kept
@@ -41,12 +38,6 @@ const (
 	maxInboundTexts   = 64
 	maxInboundAnchors = 32
 )
-
-// noteLinks is the link data of one note's document.
-type noteLinks struct {
-	keys []string // vault.LinkKey of each of the note's links, unique, sorted
-	in   *inbound
-}
 
 // inbound is the context of the links pointing to one note.
 type inbound struct {
@@ -167,7 +158,7 @@ func (k keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
 
 // buildInbound computes the inbound context of every note from the links
 // of all notes.
-func buildInbound(out map[string]scannedLinks, keys keyIndex) map[string]*inbound {
+func buildInbound(out map[string]*scannedLinks, keys keyIndex) map[string]*inbound {
 	builders := map[string]*inboundBuilder{}
 	for src, sl := range out {
 		for i, lc := range sl.links {
@@ -197,11 +188,19 @@ type scannedLinks struct {
 	modTime   time.Time
 	n         int  // bytes read
 	truncated bool // the note is longer than vault.LinkScanLimit
+	// raw is the whole note as read, kept (within keepRawBytes) so the
+	// indexing pass that follows need not read it again; that pass takes
+	// it and sets it to nil.
+	raw *vault.RawNote
 }
+
+// keepRawBytes bounds the note text a full index keeps between its link
+// scan and its indexing pass.
+const keepRawBytes = 32 << 20
 
 // same reports whether raw (a whole note) is the content the links were
 // scanned from.
-func (s scannedLinks) same(raw *vault.RawNote) bool {
+func (s *scannedLinks) same(raw *vault.RawNote) bool {
 	if !s.modTime.Equal(raw.ModTime) {
 		return false
 	}
@@ -213,9 +212,10 @@ func (s scannedLinks) same(raw *vault.RawNote) bool {
 
 // scanLinks reads the links of the notes at paths from disk, with a pool
 // of workers. Notes that cannot be read are left out.
-func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string]scannedLinks, error) {
-	out := make(map[string]scannedLinks, len(paths))
+func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string]*scannedLinks, error) {
+	out := make(map[string]*scannedLinks, len(paths))
 	var mu sync.Mutex
+	var kept atomic.Int64
 	jobs := make(chan string)
 	var wg sync.WaitGroup
 	for w := 0; w < min(ix.workers, max(1, len(paths))); w++ {
@@ -227,7 +227,10 @@ func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string]scan
 				if err != nil {
 					continue
 				}
-				sl := scannedLinks{links: vault.LinkContexts(p, raw.Content), modTime: raw.ModTime, n: len(raw.Content), truncated: raw.Truncated}
+				sl := &scannedLinks{links: vault.LinkContexts(p, raw.Content), modTime: raw.ModTime, n: len(raw.Content), truncated: raw.Truncated}
+				if !raw.Truncated && kept.Add(int64(len(raw.Content))) <= keepRawBytes {
+					sl.raw = raw
+				}
 				mu.Lock()
 				out[p] = sl
 				mu.Unlock()
@@ -276,25 +279,25 @@ func (ix *Index) keys() keyIndex {
 	return k
 }
 
-// docsWithTerm returns the ids of the documents holding term in a keyword
-// field.
-func (ix *Index) docsWithTerm(ctx context.Context, field, term string) ([]string, error) {
-	tq := query.NewTermQuery(term)
-	tq.SetField(field)
-	sr := bleve.NewSearchRequestOptions(tq, ix.Count()+1, 0, false)
-	sr.Score = "none"
-	ix.idxMu.RLock()
-	defer ix.idxMu.RUnlock()
-	if ix.idx == nil {
-		return nil, ErrClosed
+// linkers returns, by link key, the notes with a link of that key,
+// building the table if stale. The map is shared: do not modify it.
+func (ix *Index) linkers() map[string][]string {
+	ix.mu.RLock()
+	l := ix.linkersIdx
+	ix.mu.RUnlock()
+	if l != nil {
+		return l
 	}
-	res, err := ix.idx.SearchInContext(ctx, sr)
-	if err != nil {
-		return nil, err
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.linkersIdx == nil {
+		l = make(map[string][]string, len(ix.meta))
+		for p, m := range ix.meta {
+			for _, k := range m.keys {
+				l[k] = append(l[k], p)
+			}
+		}
+		ix.linkersIdx = l
 	}
-	ids := make([]string, len(res.Hits))
-	for i, h := range res.Hits {
-		ids[i] = h.ID
-	}
-	return ids, nil
+	return ix.linkersIdx
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ var linkVault = map[string]string{
 }
 
 // linkFields are the fields the link context fills.
-var linkFields = []string{fAnchor, fLinkText, fInlinks, fLinkKey}
+var linkFields = []string{fAnchor, fLinkText}
 
 // fieldPostings returns, for each term of field, the documents holding it
 // with their term frequency: the field's whole inverted index.
@@ -98,22 +99,17 @@ func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 	}
 	for _, p := range fresh.Paths() {
 		a, b := ix.metaOf(p), fresh.metaOf(p)
-		if a == nil || a.inHash != b.inHash {
-			t.Errorf("inbound hash of %s: got %+v, fresh %+v", p, a, b)
+		if a == nil || a.inHash != b.inHash || !reflect.DeepEqual(a.keys, b.keys) {
+			t.Errorf("link data of %s: got %+v, fresh %+v", p, a, b)
 		}
 	}
 	assertSameAsFresh(t, ix, dir, extra...)
 }
 
-// linkedBy returns the notes recorded as linking to p.
+// linkedBy returns the notes recorded as linking to p's name.
 func linkedBy(t *testing.T, ix *Index, p string) []string {
 	t.Helper()
-	var from []string
-	for term, docs := range fieldPostings(t, ix, fInlinks) {
-		if _, ok := docs[p]; ok {
-			from = append(from, term)
-		}
-	}
+	from := slices.Clone(ix.linkers()[vault.NoteKey(p)])
 	sort.Strings(from)
 	return from
 }

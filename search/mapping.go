@@ -46,8 +46,6 @@ const (
 	fURL      = "url"      // words of the URLs and link destinations of the body, kept out of fBody
 	fAnchor   = "anchor"   // link texts of the links pointing to this note (aliases, markdown link text)
 	fLinkText = "linktext" // the sentence or list item around each link pointing to this note
-	fInlinks  = "inlinks"  // keyword: paths of the notes whose links fill fAnchor and fLinkText
-	fLinkKey  = "linkkey"  // keyword: vault.LinkKey of every link of this note
 )
 
 // Analyzer names in the mapping.
@@ -236,8 +234,6 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	doc.AddFieldMappingsAt(fURL, text(textAnalyzer, false))
 	doc.AddFieldMappingsAt(fAnchor, text(textAnalyzer, false))
 	doc.AddFieldMappingsAt(fLinkText, text(textAnalyzer, false))
-	doc.AddFieldMappingsAt(fInlinks, kw())
-	doc.AddFieldMappingsAt(fLinkKey, kw())
 	mt := mapping.NewNumericFieldMapping()
 	mt.Store = false
 	mt.IncludeInAll = false
@@ -278,10 +274,9 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// noteDocument is the data bleve maps into one document. links holds the
-// note's link keys and the context of the links pointing to it; nil leaves
-// the link fields empty.
-func noteDocument(n *vault.Note, links *noteLinks) map[string]interface{} {
+// noteDocument is the data bleve maps into one document. in is the context
+// of the links pointing to the note (nil when none).
+func noteDocument(n *vault.Note, in *inbound) map[string]interface{} {
 	titles := titleValues(n.Title, n.Aliases)
 	headings := make([]string, 0, len(n.Headings))
 	for _, h := range n.Headings {
@@ -304,18 +299,12 @@ func noteDocument(n *vault.Note, links *noteLinks) map[string]interface{} {
 	if urls != "" {
 		d[fURL] = urls
 	}
-	if links != nil {
-		if len(links.keys) > 0 {
-			d[fLinkKey] = links.keys
+	if in != nil {
+		if len(in.anchors) > 0 {
+			d[fAnchor] = in.anchors
 		}
-		if in := links.in; in != nil {
-			d[fInlinks] = in.from
-			if len(in.anchors) > 0 {
-				d[fAnchor] = in.anchors
-			}
-			if len(in.texts) > 0 {
-				d[fLinkText] = in.texts
-			}
+		if len(in.texts) > 0 {
+			d[fLinkText] = in.texts
 		}
 	}
 	if !n.Date.IsZero() {

@@ -230,10 +230,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 			changed[r.path] = r // touched notes too: their inbound context may change
 		}
 	}
-	ins, err := ix.inboundAfter(ctx, changed, gone)
-	if err != nil {
-		return err
-	}
+	ins := ix.inboundAfter(changed, gone)
 	for p := range gone {
 		w.remove(p)
 		stats.Removed++
@@ -267,7 +264,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 // (read, with their links) and gone notes may change, and returns their new
 // inbound context (nil for none), including that of every changed note.
 // Called with writeMu held.
-func (ix *Index) inboundAfter(ctx context.Context, changed map[string]noteRead, gone map[string]bool) (map[string]*inbound, error) {
+func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool) map[string]*inbound {
 	// The notes after the change, by key.
 	keys := keyIndex{}
 	for k, ps := range ix.keys() {
@@ -307,17 +304,16 @@ func (ix *Index) inboundAfter(ctx context.Context, changed map[string]noteRead, 
 			}
 		}
 	}
+	// The old targets of a changed or removed note: every note named
+	// as one of its links was (a superset; recomputing is exact).
 	for _, set := range []map[string]bool{changed2set(changed), gone} {
 		for p := range set {
-			if ix.meta[p] == nil {
-				continue
-			}
-			targets, err := ix.docsWithTerm(ctx, fInlinks, p)
-			if err != nil {
-				return nil, err
-			}
-			for _, t := range targets {
-				dirty[t] = true
+			if m := ix.meta[p]; m != nil {
+				for _, k := range m.keys {
+					for _, t := range keys[k] {
+						dirty[t] = true
+					}
+				}
 			}
 		}
 	}
@@ -344,11 +340,9 @@ func (ix *Index) inboundAfter(ctx context.Context, changed map[string]noteRead, 
 	for t := range dirty {
 		byKey[vault.NoteKey(t)] = append(byKey[vault.NoteKey(t)], t)
 	}
+	linkersOf := ix.linkers()
 	for k, targets := range byKey {
-		linkers, err := ix.docsWithTerm(ctx, fLinkKey, k)
-		if err != nil {
-			return nil, err
-		}
+		linkers := slices.Clone(linkersOf[k])
 		for p, r := range changed {
 			if slices.Contains(linkKeys(r.links), k) {
 				linkers = append(linkers, p)
@@ -382,7 +376,7 @@ func (ix *Index) inboundAfter(ctx context.Context, changed map[string]noteRead, 
 			ins[t] = b.build()
 		}
 	}
-	return ins, nil
+	return ins
 }
 
 func changed2set(m map[string]noteRead) map[string]bool {
@@ -438,7 +432,7 @@ type noteRead struct {
 // workers and hands each result to fn, which runs on the calling goroutine
 // (so it may touch the writer). Links already scanned from the same
 // content (known, may be nil) are not scanned again.
-func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string]scannedLinks, fn func(noteRead) error) error {
+func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string]*scannedLinks, fn func(noteRead) error) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -453,12 +447,19 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string
 			defer wg.Done()
 			for p := range jobs {
 				r := noteRead{path: p}
-				raw, err := ix.v.ReadRaw(p, -1)
+				sl := known[p] // each path has one worker: no race on sl
+				var raw *vault.RawNote
+				var err error
+				if sl != nil && sl.raw != nil {
+					raw, sl.raw = sl.raw, nil
+				} else {
+					raw, err = ix.v.ReadRaw(p, -1)
+				}
 				if err != nil {
 					r.err = err
 				} else {
 					r.note = vault.Parse(raw.Path, raw.Content, raw.ModTime, ix.v.ChunkSize())
-					if sl, ok := known[p]; ok && sl.same(raw) {
+					if sl != nil && sl.same(raw) {
 						r.links = sl.links
 					} else {
 						r.links = vault.LinkContexts(raw.Path, raw.Content)
@@ -531,7 +532,7 @@ func metaOfNote(n *vault.Note) *NoteMeta {
 // context of the links pointing to it).
 func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	doc := document.NewDocument(n.Path)
-	if err := w.ix.m.MapDocument(doc, noteDocument(n, &noteLinks{keys: linkKeys(links), in: in})); err != nil {
+	if err := w.ix.m.MapDocument(doc, noteDocument(n, in)); err != nil {
 		// Mapping plain strings cannot fail; keep the old entry if it does.
 		w.ix.log.Warn("cannot map note", "path", n.Path, "err", err)
 		w.done++
@@ -539,7 +540,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	}
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
 	m := metaOfNote(n)
-	m.inHash = in.hashOrZero()
+	m.inHash, m.keys = in.hashOrZero(), linkKeys(links)
 	w.pending[n.Path] = m
 	w.docs[n.Path] = doc
 	w.ops++
@@ -550,7 +551,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 func (w *writer) touch(n *vault.Note) {
 	m := metaOfNote(n)
 	if old := w.ix.meta[n.Path]; old != nil {
-		m.inHash, m.lens = old.inHash, old.lens
+		m.inHash, m.lens, m.keys = old.inHash, old.lens, old.keys
 	}
 	w.pending[n.Path] = m
 	delete(w.docs, n.Path)
@@ -624,7 +625,7 @@ func (w *writer) maybeFlush(final bool) error {
 			ix.addLens(m)
 		}
 	}
-	ix.paths, ix.keyIdx = nil, nil
+	ix.paths, ix.keyIdx, ix.linkersIdx = nil, nil, nil
 	ix.mu.Unlock()
 	w.wrote = true
 	w.pending = make(map[string]*NoteMeta)

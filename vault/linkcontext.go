@@ -32,7 +32,7 @@ type LinkContext struct {
 
 // MaxContextWords bounds LinkContext.Text: a long paragraph gives the link
 // the words nearest to it.
-const MaxContextWords = 24
+const MaxContextWords = 12
 
 // LinkScanLimit is how much of a note LinkContexts reads: links past the
 // first MiB of a huge note (an exported log) are not worth the time.
