@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,9 +56,10 @@ type NoteMeta struct {
 
 	// lens are the analysed lengths of the note's text fields (lenFields),
 	// nil until known; inHash is the hash of its inbound link context.
-	lens   []int32
-	inHash uint64
-	keys   []string // vault.LinkKey of each of its links, sorted, unique
+	lens    []int32
+	inHash  uint64
+	keys    []string // vault.LinkKey of each of its links, sorted, unique
+	outHash uint64   // outHash of its links
 }
 
 // Internal keys of the bleve index.
@@ -111,6 +111,7 @@ type Index struct {
 	linkersIdx  map[string][]string // by link key: the notes linking by that name; nil when stale
 	titleIdx    map[string][]string // by titleKey; nil until first used
 	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
+	metaGen     uint64              // counts changes of meta
 	lenSum      [numLenFields]int64 // sum of the known lens of each field
 	lenNotes    int                 // notes whose lens are known
 	paths       []string            // sorted; nil when stale
@@ -120,6 +121,7 @@ type Index struct {
 
 	indexing atomic.Bool
 	watching atomic.Bool
+	warming  sync.WaitGroup // background table builds (warm)
 
 	subsMu sync.Mutex
 	subs   map[int]chan struct{}
@@ -435,71 +437,6 @@ func (ix *Index) writeStamp() error {
 	return nil
 }
 
-// stateEntry is the persisted form of NoteMeta.
-type stateEntry struct {
-	P string   `json:"p"`
-	T string   `json:"t,omitempty"`
-	A []string `json:"a,omitempty"`
-	G []string `json:"g,omitempty"`
-	M int64    `json:"m"`
-	D int64    `json:"d,omitempty"` // unix ms of Date, 0 when none
-	S int64    `json:"s"`
-	H string   `json:"h"`
-	L []int32  `json:"l,omitempty"` // field lengths (NoteMeta.lens)
-	I uint64   `json:"i,omitempty"` // hash of the inbound link context
-	K []string `json:"k,omitempty"` // link keys (NoteMeta.keys)
-}
-
-// encodeState serializes meta with the pending changes applied (a nil value
-// in pending deletes the path).
-func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
-	out := make([]stateEntry, 0, len(meta)+len(pending))
-	add := func(m *NoteMeta) {
-		e := stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash, L: m.lens, I: m.inHash, K: m.keys}
-		if !m.Date.IsZero() {
-			e.D = m.Date.UnixMilli()
-		}
-		out = append(out, e)
-	}
-	for p, m := range meta {
-		if _, ok := pending[p]; ok {
-			continue
-		}
-		add(m)
-	}
-	for _, m := range pending {
-		if m != nil {
-			add(m)
-		}
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		panic(err) // plain strings and ints cannot fail to marshal
-	}
-	return b
-}
-
-func decodeState(b []byte) ([]*NoteMeta, error) {
-	if len(b) == 0 {
-		return nil, errors.New("missing")
-	}
-	var es []stateEntry
-	if err := json.Unmarshal(b, &es); err != nil {
-		return nil, err
-	}
-	out := make([]*NoteMeta, len(es))
-	for i, e := range es {
-		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H, inHash: e.I, keys: e.K}
-		if len(e.L) == numLenFields {
-			out[i].lens = e.L
-		}
-		if e.D != 0 {
-			out[i].Date = time.UnixMilli(e.D)
-		}
-	}
-	return out, nil
-}
-
 func (ix *Index) setMeta(state []*NoteMeta) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -510,6 +447,7 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 		ix.addLens(m)
 	}
 	ix.paths, ix.keyIdx, ix.linkersIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil, nil
+	ix.metaGen++
 }
 
 // addLens and forgetLens keep the field length sums; called with mu held.
@@ -724,6 +662,7 @@ func (ix *Index) Close() error {
 			cancel()
 			<-done
 		}
+		ix.warming.Wait()
 		ix.writeMu.Lock()
 		ix.waitPersisted(5 * time.Second)
 		ix.idxMu.Lock()

@@ -2,12 +2,16 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -42,6 +46,7 @@ const (
 // inbound is the context of the links pointing to one note.
 type inbound struct {
 	from    []string // linking notes, sorted, unique
+	items   []inboundItem
 	anchors []string
 	texts   []string
 	hash    uint64 // 0 when there is no inbound link
@@ -78,11 +83,14 @@ type inboundBuilder struct {
 	items []inboundItem
 }
 
+// inboundItem is one link pointing to a note: the linking note, the link's
+// place among its links, and the link itself. A note's items are stored
+// with its document (fInbound), so an update can recompute inbound
+// context from them instead of reading the linking notes again.
 type inboundItem struct {
-	src    string
-	i      int
-	anchor string
-	text   string
+	Src string            `json:"s"`
+	I   int               `json:"i"`
+	L   vault.LinkContext `json:"l"`
 }
 
 func (b *inboundBuilder) add(src string, i int, lc vault.LinkContext) {
@@ -90,7 +98,7 @@ func (b *inboundBuilder) add(src string, i int, lc vault.LinkContext) {
 		b.from = map[string]bool{}
 	}
 	b.from[src] = true
-	b.items = append(b.items, inboundItem{src, i, lc.Anchor, lc.Text})
+	b.items = append(b.items, inboundItem{src, i, lc})
 }
 
 // build orders, deduplicates and caps the contexts and hashes the result.
@@ -104,20 +112,21 @@ func (b *inboundBuilder) build() *inbound {
 	}
 	sort.Strings(in.from)
 	sort.Slice(b.items, func(i, j int) bool {
-		if b.items[i].src != b.items[j].src {
-			return b.items[i].src < b.items[j].src
+		if b.items[i].Src != b.items[j].Src {
+			return b.items[i].Src < b.items[j].Src
 		}
-		return b.items[i].i < b.items[j].i
+		return b.items[i].I < b.items[j].I
 	})
+	in.items = b.items
 	seenA, seenT := map[string]bool{}, map[string]bool{}
 	for _, it := range b.items {
-		if a := strings.ToLower(it.anchor); a != "" && !seenA[a] && len(in.anchors) < maxInboundAnchors {
+		if a := strings.ToLower(it.L.Anchor); a != "" && !seenA[a] && len(in.anchors) < maxInboundAnchors {
 			seenA[a] = true
-			in.anchors = append(in.anchors, it.anchor)
+			in.anchors = append(in.anchors, it.L.Anchor)
 		}
-		if t := strings.ToLower(it.text); t != "" && !seenT[t] && len(in.texts) < maxInboundTexts {
+		if t := strings.ToLower(it.L.Text); t != "" && !seenT[t] && len(in.texts) < maxInboundTexts {
 			seenT[t] = true
-			in.texts = append(in.texts, it.text)
+			in.texts = append(in.texts, it.L.Text)
 		}
 	}
 	h := fnv.New64a()
@@ -130,6 +139,72 @@ func (b *inboundBuilder) build() *inbound {
 	}
 	in.hash = h.Sum64() | 1 // never 0, which means "no inbound link"
 	return in
+}
+
+// outHash is a hash of a note's own links with their context, 0 when it
+// has none: when it is unchanged, an edit of the note changes nothing for
+// the notes it links to.
+func outHash(lcs []vault.LinkContext) uint64 {
+	if len(lcs) == 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	for _, l := range lcs {
+		for _, s := range []string{l.Target, l.Anchor, l.Text} {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		if l.Markdown {
+			h.Write([]byte{1})
+		}
+		h.Write([]byte{2})
+	}
+	return h.Sum64() | 1
+}
+
+// storedItems returns the inbound items stored with the document of the
+// note at p (none when it has no inbound link or is not indexed).
+func (ix *Index) storedItems(p string) []inboundItem {
+	if m := ix.meta[p]; m == nil || m.inHash == 0 {
+		return nil
+	}
+	ix.idxMu.RLock()
+	doc, err := ix.idx.Document(p)
+	ix.idxMu.RUnlock()
+	if err != nil || doc == nil {
+		return nil
+	}
+	var items []inboundItem
+	doc.VisitFields(func(f index.Field) {
+		if f.Name() == fInbound {
+			if err := json.Unmarshal(f.Value(), &items); err != nil {
+				ix.log.Warn("unreadable inbound links", "path", p, "err", err)
+			}
+		}
+	})
+	return items
+}
+
+// storedInbound returns the inbound context of the note at p as indexed.
+func (ix *Index) storedInbound(p string) *inbound {
+	items := ix.storedItems(p)
+	if len(items) == 0 {
+		return nil
+	}
+	var b inboundBuilder
+	for _, it := range items {
+		b.add(it.Src, it.I, it.L)
+	}
+	return b.build()
+}
+
+// encodeItems is the stored form of a note's inbound items.
+func encodeItems(items []inboundItem) []byte {
+	b, err := json.Marshal(items)
+	if err != nil {
+		panic(err) // strings and ints cannot fail to marshal
+	}
+	return b
 }
 
 func (in *inbound) hashOrZero() uint64 {
@@ -269,14 +344,68 @@ func (ix *Index) keys() keyIndex {
 	if k != nil {
 		return k
 	}
-	paths := ix.Paths()
-	k = newKeyIndex(paths)
 	ix.mu.Lock()
-	if ix.paths != nil && len(ix.paths) == len(paths) {
-		ix.keyIdx = k
+	defer ix.mu.Unlock()
+	if ix.keyIdx == nil {
+		paths := make([]string, 0, len(ix.meta))
+		for p := range ix.meta {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		ix.keyIdx = newKeyIndex(paths)
 	}
-	ix.mu.Unlock()
-	return k
+	return ix.keyIdx
+}
+
+// linkTablesChanged updates the key and linker tables, when built, for a
+// note replaced (old or m may be nil). Lists are replaced, never changed
+// in place, so a table handed out earlier stays as it was. Called with mu
+// held for writing.
+func (ix *Index) linkTablesChanged(old, m *NoteMeta) {
+	if ix.keyIdx != nil && (old == nil) != (m == nil) {
+		if old != nil {
+			k := vault.NoteKey(old.Path)
+			ix.keyIdx[k] = without(ix.keyIdx[k], old.Path)
+		} else {
+			k := vault.NoteKey(m.Path)
+			ix.keyIdx[k] = withSorted(ix.keyIdx[k], m.Path)
+		}
+	}
+	if ix.linkersIdx != nil {
+		if old != nil {
+			for _, k := range old.keys {
+				ix.linkersIdx[k] = without(ix.linkersIdx[k], old.Path)
+			}
+		}
+		if m != nil {
+			for _, k := range m.keys {
+				ix.linkersIdx[k] = withSorted(ix.linkersIdx[k], m.Path)
+			}
+		}
+	}
+}
+
+// without returns a copy of ps without p.
+func without(ps []string, p string) []string {
+	out := make([]string, 0, len(ps))
+	for _, q := range ps {
+		if q != p {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// withSorted returns a copy of the sorted ps with p added.
+func withSorted(ps []string, p string) []string {
+	i, found := slices.BinarySearch(ps, p)
+	if found {
+		return ps
+	}
+	out := make([]string, 0, len(ps)+1)
+	out = append(out, ps[:i]...)
+	out = append(out, p)
+	return append(out, ps[i:]...)
 }
 
 // linkers returns, by link key, the notes with a link of that key,
@@ -296,6 +425,9 @@ func (ix *Index) linkers() map[string][]string {
 			for _, k := range m.keys {
 				l[k] = append(l[k], p)
 			}
+		}
+		for _, ps := range l {
+			sort.Strings(ps)
 		}
 		ix.linkersIdx = l
 	}

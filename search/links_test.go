@@ -203,6 +203,19 @@ func TestLinkContextIncremental(t *testing.T) {
 			found("glimpse", "plugins/Page preview.md", false)
 			assertLinksAsFresh(t, ix, dir, "floating", "glimpse")
 
+			// Edit a linked note without touching links: it keeps the
+			// context others give it.
+			writeFile(t, dir, "plugins/Page preview.md", "# Page preview\nShows a popover of the linked note. Edited.\n")
+			apply(vault.Change{Path: "plugins/Page preview.md"})
+			found("floating", "plugins/Page preview.md", true)
+			found("quicklook", "plugins/Page preview.md", true)
+			// Edit a linking note away from its links: nothing changes
+			// for the note it links to.
+			writeFile(t, dir, "daily/2026-01-01.md", "Tried [[Page preview#Settings|the quicklook thing]] today. Unrelated sentence about roses.\n")
+			apply(vault.Change{Path: "daily/2026-01-01.md"})
+			found("quicklook", "plugins/Page preview.md", true)
+			assertLinksAsFresh(t, ix, dir, "floating", "quicklook", "roses")
+
 			// Edit a linking note so it no longer links to the target at all.
 			writeFile(t, dir, "daily/2026-01-01.md", "Tried nothing today.\n")
 			apply(vault.Change{Path: "daily/2026-01-01.md"})
@@ -306,6 +319,10 @@ func TestLinkContextWatcher(t *testing.T) {
 		{"edit a linking note", func() {
 			writeFile(t, dir, "Plugin list.md", "- [[Page preview]] - a floating card over links\n")
 			later("Plugin list.md")
+		}, "floating", "plugins/Page preview.md", true},
+		{"edit the linked note, links unchanged", func() {
+			writeFile(t, dir, "plugins/Page preview.md", "# Page preview\nEdited while watched.\n")
+			later("plugins/Page preview.md")
 		}, "floating", "plugins/Page preview.md", true},
 		{"create a linking note", func() {
 			writeFile(t, dir, "new/Links.md", "Compare [[Sync|the paid backup]] with git.\n")

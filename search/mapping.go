@@ -46,6 +46,7 @@ const (
 	fURL      = "url"      // words of the URLs and link destinations of the body, kept out of fBody
 	fAnchor   = "anchor"   // link texts of the links pointing to this note (aliases, markdown link text)
 	fLinkText = "linktext" // the sentence or list item around each link pointing to this note
+	fInbound  = "inbound"  // stored only: the links pointing to this note (inboundItem, JSON)
 )
 
 // Analyzer names in the mapping.
@@ -171,9 +172,10 @@ func hasCJK(s string) bool {
 	return false
 }
 
-// newMapping builds the index mapping. Nothing is stored: the index keeps
-// note metadata (title, tags, mtime) in memory and in its state record, so
-// results need no stored fields. Term vectors are kept only on the text
+// newMapping builds the index mapping. Only the links pointing to a note
+// are stored (see below): the index keeps note metadata (title, tags,
+// mtime) in memory and in its state record, so results need no stored
+// fields. Term vectors are kept only on the text
 // fields that phrase queries run against (bleve's phrase searcher needs term
 // positions); the keyword and path fields have none.
 func newMapping() (*mapping.IndexMappingImpl, error) {
@@ -234,6 +236,13 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	doc.AddFieldMappingsAt(fURL, text(textAnalyzer, false))
 	doc.AddFieldMappingsAt(fAnchor, text(textAnalyzer, false))
 	doc.AddFieldMappingsAt(fLinkText, text(textAnalyzer, false))
+	// The links pointing to a note are stored with it, not indexed: an
+	// update recomputes inbound context from them instead of reading the
+	// linking notes again.
+	inb := mapping.NewTextFieldMapping()
+	inb.Analyzer = keyword.Name
+	inb.Store, inb.Index, inb.IncludeInAll, inb.DocValues, inb.IncludeTermVectors = true, false, false, false, false
+	doc.AddFieldMappingsAt(fInbound, inb)
 	mt := mapping.NewNumericFieldMapping()
 	mt.Store = false
 	mt.IncludeInAll = false
@@ -305,6 +314,9 @@ func noteDocument(n *vault.Note, in *inbound) map[string]interface{} {
 		}
 		if len(in.texts) > 0 {
 			d[fLinkText] = in.texts
+		}
+		if len(in.items) > 0 {
+			d[fInbound] = string(encodeItems(in.items))
 		}
 	}
 	if !n.Date.IsZero() {

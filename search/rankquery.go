@@ -127,15 +127,39 @@ func (ix *Index) exactTitles(key string) []string {
 	return append([]string(nil), ix.titleIdx[key]...)
 }
 
-// buildTitles builds the title keys and words of the notes if needed.
+// buildTitles builds the title keys and words of the notes if needed. The
+// titles are analysed without holding mu for writing, so searches and
+// metadata reads go on meanwhile; a build overtaken by a change of the
+// metadata is dropped and done again.
 func (ix *Index) buildTitles() {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.titleIdx == nil {
-		ix.titleIdx = make(map[string][]string, len(ix.meta))
-		ix.titleVocab = make(map[string]int, len(ix.meta))
+	for {
+		ix.mu.RLock()
+		if ix.titleIdx != nil {
+			ix.mu.RUnlock()
+			return
+		}
+		gen := ix.metaGen
+		metas := make([]*NoteMeta, 0, len(ix.meta))
 		for _, m := range ix.meta {
-			ix.titleChanged(nil, m)
+			metas = append(metas, m)
+		}
+		ix.mu.RUnlock()
+		idx := make(map[string][]string, len(metas))
+		vocab := make(map[string]int, len(metas))
+		for _, m := range metas {
+			for _, k := range ix.noteTitleKeys(m) {
+				idx[k] = append(idx[k], m.Path)
+			}
+			addTitleWords(vocab, m, 1)
+		}
+		ix.mu.Lock()
+		if ix.titleIdx == nil && ix.metaGen == gen {
+			ix.titleIdx, ix.titleVocab = idx, vocab
+		}
+		done := ix.titleIdx != nil
+		ix.mu.Unlock()
+		if done {
+			return
 		}
 	}
 }
@@ -236,21 +260,23 @@ func (ix *Index) titleChanged(old, m *NoteMeta) {
 			ix.titleIdx[k] = append(ix.titleIdx[k], m.Path)
 		}
 	}
-	for _, x := range []struct {
-		m *NoteMeta
-		d int
-	}{{old, -1}, {m, 1}} {
-		if x.m == nil {
-			continue
-		}
-		seen := map[string]bool{}
-		for _, s := range append([]string{x.m.Title}, x.m.Aliases...) {
-			for _, w := range titleWords(s) {
-				if !seen[w] {
-					seen[w] = true
-					if ix.titleVocab[w] += x.d; ix.titleVocab[w] <= 0 {
-						delete(ix.titleVocab, w)
-					}
+	addTitleWords(ix.titleVocab, old, -1)
+	addTitleWords(ix.titleVocab, m, 1)
+}
+
+// addTitleWords counts (d = 1) or uncounts (d = -1) the words of the title
+// and aliases of m in vocab.
+func addTitleWords(vocab map[string]int, m *NoteMeta, d int) {
+	if m == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, s := range append([]string{m.Title}, m.Aliases...) {
+		for _, w := range titleWords(s) {
+			if !seen[w] {
+				seen[w] = true
+				if vocab[w] += d; vocab[w] <= 0 {
+					delete(vocab, w)
 				}
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -99,8 +98,27 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	ix.mu.Unlock()
 	ix.log.Info("index synced", "added", stats.Added, "updated", stats.Updated, "removed", stats.Removed,
 		"unchanged", stats.Unchanged, "failed", stats.Failed, "took", stats.Took.Round(time.Millisecond), "rebuilt", stats.Rebuilt)
+	ix.warm()
 	ix.notify()
 	return stats, nil
+}
+
+// warm builds the in-memory tables that searches and updates use (title
+// keys and words, notes by name, linking notes by name, paths) in the
+// background, so the first search or save after a sync does not wait for
+// them. Close waits for it.
+func (ix *Index) warm() {
+	ix.warming.Add(1)
+	go func() {
+		defer ix.warming.Done()
+		if ix.isClosed() {
+			return
+		}
+		ix.buildTitles()
+		ix.keys()
+		ix.linkers()
+		ix.pathTables()
+	}()
 }
 
 // fullLinkScan reports whether a change of changed notes in an index of
@@ -247,8 +265,8 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 			reread = append(reread, p)
 		}
 	}
-	for _, r := range changed { // no inbound link before or after
-		ix.classify(w, r, nil, stats)
+	for p, r := range changed { // inbound context unchanged
+		ix.classify(w, r, ix.storedInbound(p), stats)
 	}
 	sort.Strings(reread)
 	w.total += len(reread)
@@ -262,8 +280,8 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 
 // inboundAfter works out which notes' inbound link context the changed
 // (read, with their links) and gone notes may change, and returns their new
-// inbound context (nil for none), including that of every changed note.
-// Called with writeMu held.
+// inbound context (nil for none). A changed note not in the result keeps
+// the inbound context it had (storedInbound). Called with writeMu held.
 func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool) map[string]*inbound {
 	// The notes after the change, by key.
 	keys := keyIndex{}
@@ -295,18 +313,28 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 		}
 	}
 
+	// A changed note whose links (with their context) are the same as
+	// before changes nothing for the notes it links to: most edits.
+	relinked := map[string]bool{}
+	for p, r := range changed {
+		if m := ix.meta[p]; m == nil || m.outHash != outHash(r.links) {
+			relinked[p] = true
+		}
+	}
 	dirty := map[string]bool{}
-	for p := range changed {
-		dirty[p] = true
+	for p := range added {
+		dirty[p] = true // a new note's inbound context is not known yet
+	}
+	for p := range relinked {
 		for _, lc := range changed[p].links {
 			if to, ok := keys.resolve(lc, p); ok {
 				dirty[to] = true
 			}
 		}
 	}
-	// The old targets of a changed or removed note: every note named
+	// The old targets of a relinked or removed note: every note named
 	// as one of its links was (a superset; recomputing is exact).
-	for _, set := range []map[string]bool{changed2set(changed), gone} {
+	for _, set := range []map[string]bool{relinked, gone} {
 		for p := range set {
 			if m := ix.meta[p]; m != nil {
 				for _, k := range m.keys {
@@ -328,9 +356,19 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 		delete(dirty, p)
 	}
 
-	// The inbound context of each dirty note, from its linkers: the
-	// indexed notes that link to its name (read from disk, as they are
-	// now) and the changed notes that do.
+	// The inbound context of each dirty note, from the links to its name.
+	// When the notes of that name are the same before and after, those
+	// are the links stored with them (from notes that did not change) and
+	// the changed notes' own: no note is read. When a note of that name
+	// came or went, a link may now resolve elsewhere or where it resolved
+	// nowhere before: every note linking to the name is read from disk.
+	named := map[string]bool{}
+	for _, set := range []map[string]bool{added, dropped} {
+		for p := range set {
+			named[vault.NoteKey(p)] = true
+		}
+	}
+	before := ix.keys()
 	scanned := map[string][]vault.LinkContext{}
 	for p, r := range changed {
 		scanned[p] = r.links
@@ -342,34 +380,38 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	}
 	linkersOf := ix.linkers()
 	for k, targets := range byKey {
-		linkers := slices.Clone(linkersOf[k])
-		for p, r := range changed {
-			if slices.Contains(linkKeys(r.links), k) {
-				linkers = append(linkers, p)
+		var items []inboundItem
+		if named[k] {
+			for _, src := range linkersOf[k] {
+				if _, ok := changed[src]; ok || gone[src] {
+					continue
+				}
+				lcs, ok := scanned[src]
+				if !ok {
+					lcs, _ = ix.readLinks(src)
+					scanned[src] = lcs
+				}
+				items = appendItems(items, src, lcs, k)
+			}
+		} else {
+			for _, q := range before[k] {
+				for _, it := range ix.storedItems(q) {
+					if _, ok := changed[it.Src]; !ok && !gone[it.Src] {
+						items = append(items, it)
+					}
+				}
 			}
 		}
-		sort.Strings(linkers)
-		linkers = dedupeSorted(linkers)
+		for p, r := range changed {
+			items = appendItems(items, p, r.links, k)
+		}
 		builders := make(map[string]*inboundBuilder, len(targets))
 		for _, t := range targets {
 			builders[t] = &inboundBuilder{}
 		}
-		for _, src := range linkers {
-			if gone[src] {
-				continue
-			}
-			lcs, ok := scanned[src]
-			if !ok {
-				lcs, _ = ix.readLinks(src)
-				scanned[src] = lcs
-			}
-			for i, lc := range lcs {
-				if vault.LinkKey(lc.Target) != k {
-					continue
-				}
-				if to, ok := keys.resolve(lc, src); ok && builders[to] != nil {
-					builders[to].add(src, i, lc)
-				}
+		for _, it := range items {
+			if to, ok := keys.resolve(it.L, it.Src); ok && builders[to] != nil {
+				builders[to].add(it.Src, it.I, it.L)
 			}
 		}
 		for t, b := range builders {
@@ -379,12 +421,14 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	return ins
 }
 
-func changed2set(m map[string]noteRead) map[string]bool {
-	s := make(map[string]bool, len(m))
-	for p := range m {
-		s[p] = true
+// appendItems appends the links of lcs (of the note src) whose key is k.
+func appendItems(items []inboundItem, src string, lcs []vault.LinkContext, k string) []inboundItem {
+	for i, lc := range lcs {
+		if vault.LinkKey(lc.Target) == k {
+			items = append(items, inboundItem{src, i, lc})
+		}
 	}
-	return s
+	return items
 }
 
 // reset replaces the index with an empty one. Called with writeMu held.
@@ -540,7 +584,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	}
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
 	m := metaOfNote(n)
-	m.inHash, m.keys = in.hashOrZero(), linkKeys(links)
+	m.inHash, m.keys, m.outHash = in.hashOrZero(), linkKeys(links), outHash(links)
 	w.pending[n.Path] = m
 	w.docs[n.Path] = doc
 	w.ops++
@@ -551,7 +595,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 func (w *writer) touch(n *vault.Note) {
 	m := metaOfNote(n)
 	if old := w.ix.meta[n.Path]; old != nil {
-		m.inHash, m.lens, m.keys = old.inHash, old.lens, old.keys
+		m.inHash, m.lens, m.keys, m.outHash = old.inHash, old.lens, old.keys, old.outHash
 	}
 	w.pending[n.Path] = m
 	delete(w.docs, n.Path)
@@ -618,6 +662,7 @@ func (w *writer) maybeFlush(final bool) error {
 	for p, m := range w.pending {
 		ix.forgetLens(ix.meta[p])
 		ix.titleChanged(ix.meta[p], m)
+		ix.linkTablesChanged(ix.meta[p], m)
 		if m == nil {
 			delete(ix.meta, p)
 		} else {
@@ -625,7 +670,8 @@ func (w *writer) maybeFlush(final bool) error {
 			ix.addLens(m)
 		}
 	}
-	ix.paths, ix.keyIdx, ix.linkersIdx = nil, nil, nil
+	ix.paths = nil
+	ix.metaGen++
 	ix.mu.Unlock()
 	w.wrote = true
 	w.pending = make(map[string]*NoteMeta)
