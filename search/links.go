@@ -88,9 +88,9 @@ type inboundBuilder struct {
 // with its document (fInbound), so an update can recompute inbound
 // context from them instead of reading the linking notes again.
 type inboundItem struct {
-	Src string            `json:"s"`
-	I   int               `json:"i"`
-	L   vault.LinkContext `json:"l"`
+	Src string
+	I   int
+	L   vault.LinkContext
 }
 
 func (b *inboundBuilder) add(src string, i int, lc vault.LinkContext) {
@@ -177,7 +177,8 @@ func (ix *Index) storedItems(p string) []inboundItem {
 	var items []inboundItem
 	doc.VisitFields(func(f index.Field) {
 		if f.Name() == fInbound {
-			if err := json.Unmarshal(f.Value(), &items); err != nil {
+			var err error
+			if items, err = decodeItems(f.Value()); err != nil {
 				ix.log.Warn("unreadable inbound links", "path", p, "err", err)
 			}
 		}
@@ -198,13 +199,40 @@ func (ix *Index) storedInbound(p string) *inbound {
 	return b.build()
 }
 
+// storedItem is the stored form of an inboundItem, with short keys.
+type storedItem struct {
+	Src      string `json:"s"`
+	I        int    `json:"i,omitempty"`
+	Target   string `json:"t"`
+	Markdown bool   `json:"m,omitempty"`
+	Anchor   string `json:"a,omitempty"`
+	Text     string `json:"x,omitempty"`
+}
+
 // encodeItems is the stored form of a note's inbound items.
 func encodeItems(items []inboundItem) []byte {
-	b, err := json.Marshal(items)
+	st := make([]storedItem, len(items))
+	for i, it := range items {
+		st[i] = storedItem{it.Src, it.I, it.L.Target, it.L.Markdown, it.L.Anchor, it.L.Text}
+	}
+	b, err := json.Marshal(st)
 	if err != nil {
 		panic(err) // strings and ints cannot fail to marshal
 	}
 	return b
+}
+
+// decodeItems reads what encodeItems wrote.
+func decodeItems(b []byte) ([]inboundItem, error) {
+	var st []storedItem
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, err
+	}
+	items := make([]inboundItem, len(st))
+	for i, s := range st {
+		items[i] = inboundItem{s.Src, s.I, vault.LinkContext{Target: s.Target, Markdown: s.Markdown, Anchor: s.Anchor, Text: s.Text}}
+	}
+	return items, nil
 }
 
 func (in *inbound) hashOrZero() uint64 {
@@ -229,6 +257,25 @@ func newKeyIndex(paths []string) keyIndex {
 // resolve returns the note lc (found in src) points to.
 func (k keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
 	return vault.ResolveLink(lc, src, k[vault.LinkKey(lc.Target)])
+}
+
+// keyView is a key index with some keys' notes replaced: the notes by name
+// after a change, without copying the whole index.
+type keyView struct {
+	base keyIndex
+	over map[string][]string
+}
+
+func (v keyView) get(k string) []string {
+	if ps, ok := v.over[k]; ok {
+		return ps
+	}
+	return v.base[k]
+}
+
+// resolve returns the note lc (found in src) points to.
+func (v keyView) resolve(lc vault.LinkContext, src string) (string, bool) {
+	return vault.ResolveLink(lc, src, v.get(vault.LinkKey(lc.Target)))
 }
 
 // buildInbound computes the inbound context of every note from the links

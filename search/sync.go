@@ -284,10 +284,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 // the inbound context it had (storedInbound). Called with writeMu held.
 func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool) map[string]*inbound {
 	// The notes after the change, by key.
-	keys := keyIndex{}
-	for k, ps := range ix.keys() {
-		keys[k] = ps
-	}
+	keys := keyView{base: ix.keys(), over: map[string][]string{}}
 	added, dropped := map[string]bool{}, map[string]bool{}
 	for p := range changed {
 		if ix.meta[p] == nil {
@@ -301,7 +298,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 		for p := range set {
 			k := vault.NoteKey(p)
 			var ps []string
-			for _, q := range keys[k] {
+			for _, q := range keys.get(k) {
 				if !dropped[q] {
 					ps = append(ps, q)
 				}
@@ -309,7 +306,8 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 			if added[p] {
 				ps = append(ps, p)
 			}
-			keys[k] = ps
+			sort.Strings(ps)
+			keys.over[k] = ps
 		}
 	}
 
@@ -338,7 +336,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 		for p := range set {
 			if m := ix.meta[p]; m != nil {
 				for _, k := range m.keys {
-					for _, t := range keys[k] {
+					for _, t := range keys.get(k) {
 						dirty[t] = true
 					}
 				}
@@ -347,7 +345,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	}
 	for _, set := range []map[string]bool{added, dropped} {
 		for p := range set {
-			for _, q := range keys[vault.NoteKey(p)] {
+			for _, q := range keys.get(vault.NoteKey(p)) {
 				dirty[q] = true
 			}
 		}
