@@ -2,8 +2,12 @@ package eval
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/vault-agent/vault-agent/search"
@@ -23,8 +27,9 @@ type Engine struct {
 // Options configures Run.
 type Options struct {
 	Vault string
-	// Index is the index directory of vault-agent; "" uses the default
-	// per-vault location that every vault-agent command shares.
+	// Index is the index directory of vault-agent; "" uses one per vault
+	// under the user cache dir (vault-agent-eval/), kept between runs and
+	// apart from the index the vault-agent commands share.
 	Index string
 	// Rebuild rebuilds vault-agent's index from scratch first.
 	Rebuild bool
@@ -43,7 +48,7 @@ func RunVaultAgent(ctx context.Context, opts Options, qs []Question) (*Engine, s
 	}
 	dir := opts.Index
 	if dir == "" {
-		if dir, err = search.DefaultPath(opts.Vault); err != nil {
+		if dir, err = evalIndexDir(opts.Vault); err != nil {
 			return nil, stats, err
 		}
 	}
@@ -78,6 +83,21 @@ func RunVaultAgent(ctx context.Context, opts Options, qs []Question) (*Engine, s
 		e.Outcomes = append(e.Outcomes, Judge(q, ranked))
 	}
 	return e, stats, nil
+}
+
+// evalIndexDir is the default index directory of the vault at root:
+// <user cache dir>/vault-agent-eval/<folder name>-<hash of its absolute path>.
+func evalIndexDir(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache dir (give --index): %w", err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(cache, "vault-agent-eval", filepath.Base(abs)+"-"+hex.EncodeToString(sum[:4])), nil
 }
 
 // RunFTS5 runs every question through the FTS5 baseline.

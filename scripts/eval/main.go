@@ -31,7 +31,7 @@ func run() error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	vaultDir := fs.String("vault", "", "the vault folder (required)")
 	questions := fs.String("questions", "", "the question file: a JSON array of {q, expect[], kind} (required)")
-	index := fs.String("index", "", "vault-agent's index directory (default: the per-vault one every command shares)")
+	index := fs.String("index", "", "vault-agent's index directory (default: one per vault under the user cache dir, vault-agent-eval/)")
 	rebuild := fs.Bool("rebuild", false, "rebuild vault-agent's index from scratch first")
 	verbose := fs.Bool("verbose", false, "print every question with the rank each engine gave its answer")
 	fs.Usage = func() {
