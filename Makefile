@@ -3,7 +3,7 @@ GO       ?= go
 BIN      ?= bin/vault-agent
 NODE_DIR := examples/node-client
 
-.PHONY: build test test-go node-deps bench lint fmt clean
+.PHONY: build test test-go node-deps bench eval lint fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vault-agent
@@ -38,3 +38,10 @@ fmt:
 
 clean:
 	rm -rf bin
+
+# Relevance: vault-agent's search against an SQLite FTS5 baseline (python3)
+# on a question set over a vault. VERBOSE=1 lists every question.
+#   make eval VAULT=../vaults/obsidian-hub QUESTIONS=../shared/eval/hub-questions.json
+eval:
+	@test -n "$(VAULT)" -a -n "$(QUESTIONS)" || (echo "usage: make eval VAULT=DIR QUESTIONS=FILE [VERBOSE=1] [EVAL_FLAGS=--rebuild]"; exit 2)
+	$(GO) run ./scripts/eval --vault "$(VAULT)" --questions "$(QUESTIONS)" $(if $(VERBOSE),--verbose) $(EVAL_FLAGS)

@@ -27,6 +27,7 @@ echo "# search (generated vault: $VAULT_AGENT_BENCH_NOTES notes)"
 run ./search BenchmarkIndexFull10k
 run ./search BenchmarkIndexNaive10k 1
 run ./search BenchmarkSearch "$COUNT" ""
+run ./search BenchmarkSearchBadInput "$COUNT" ""
 run ./search BenchmarkReopen10k "$COUNT" ""
 run ./search BenchmarkTouch10 "$COUNT" ""
 run ./search BenchmarkSaveToSearchable 1

@@ -8,7 +8,8 @@ import (
 	"github.com/vault-agent/vault-agent/vault"
 )
 
-// chunkCache keeps the parsed chunks of recently searched notes, keyed by
+// chunkCache keeps the parsed chunks of recently searched notes, their text
+// rendered for display (displayText), keyed by
 // path and content hash, so a note found again (the agent searching around
 // a topic, a host re-running a query as the user types) is not parsed
 // again. The file is still read every time, so an edit is never served
@@ -29,8 +30,15 @@ type chunkKey struct {
 
 type chunkEntry struct {
 	key    chunkKey
-	chunks []vault.Chunk
+	chunks []snipChunk
 	size   int
+}
+
+// snipChunk is a chunk as snippets use it: its text rendered for display,
+// and whether it has prose (more than headings) as written.
+type snipChunk struct {
+	vault.Chunk
+	prose bool
 }
 
 // defaultChunkCacheBytes bounds the cached note text.
@@ -40,8 +48,9 @@ func newChunkCache(maxBytes int) *chunkCache {
 	return &chunkCache{maxBytes: maxBytes, ll: list.New(), m: map[chunkKey]*list.Element{}}
 }
 
-// chunks returns the chunks of raw, parsing it on a miss.
-func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []vault.Chunk {
+// chunks returns the chunks of raw, their text rendered for display,
+// parsing it on a miss.
+func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []snipChunk {
 	key := chunkKey{path: raw.Path, sum: sha256.Sum256(raw.Content)}
 	c.mu.Lock()
 	if el, ok := c.m[key]; ok {
@@ -52,7 +61,12 @@ func (c *chunkCache) chunks(raw *vault.RawNote, chunkSize int) []vault.Chunk {
 	}
 	c.mu.Unlock()
 
-	ch := vault.Parse(raw.Path, raw.Content, raw.ModTime, chunkSize).Chunks
+	parsed := vault.Parse(raw.Path, raw.Content, raw.ModTime, chunkSize).Chunks
+	ch := make([]snipChunk, len(parsed))
+	for i, p := range parsed {
+		ch[i] = snipChunk{Chunk: p, prose: hasProse(p.Text)}
+		ch[i].Text = displayText(p.Text)
+	}
 	size := len(raw.Content)
 	if size > c.maxBytes/4 {
 		return ch // too big to be worth a quarter of the cache

@@ -10,32 +10,24 @@ import (
 
 // How the AST becomes bleve queries.
 //
-// Free terms of one AND group are ranked with BM25 over the weighted fields
-// (see fieldBoosts). Requiring every term is too strict for the questions
-// people and the agent type ("what did we decide about the migration"), and
-// accepting any term floods the ranking with notes matching one common
-// word, so the group is a disjunction with a minimum: all terms when there
-// are one or two, otherwise half of them, rounded up. bleve's disjunction
-// scorer multiplies by the fraction of matched clauses, so notes matching
-// more terms still rank first. Stop words ("the", "how") are dropped before
-// counting.
+// The free words of one AND group (and words joined by OR) become one
+// rankQuery (rank.go): a note needs any one of them, and notes holding more
+// of them, and rarer ones, rank first. Requiring a share of the words drops
+// the note a paraphrased question is about when it shares only one
+// distinctive word with it, so nothing is required. Stop words are dropped
+// by the analyzer; a group of nothing else matches nothing, and a query of
+// nothing else is ErrEmptyQuery.
 //
-// Phrases and sub-groups must match and add to the score; tag:, path: and
-// file: (and the structured filters of a Request) are non-scoring filters;
-// negations are must-nots. A group with only filters scores every note
-// alike, so such searches are sorted by mtime, newest first.
+// Phrases and sub-groups must match and add to the score (free words then
+// only rank); tag:, path: and file: (and the structured filters of a
+// Request) are non-scoring filters; negations are must-nots, compiled as
+// plain bleve queries over the note's own fields: -(a b c) excludes notes
+// holding half of a, b and c, rounded up. A group with only filters scores
+// every note alike, so such searches are sorted by mtime, newest first.
 //
-// Fuzzy fallback: when the exact query matches nothing, Search compiles it
-// again with fuzziness 1 (2 for terms of 7+ characters) on free terms of at
-// least 4 characters. The first character must match, as in most search
-// engines: typos there are rare, and the term dictionary walk is then a
-// fraction of the whole (a fuzzy query takes about half as long on the
-// 10k-note bench vault, and matches far fewer unrelated words).
-//
-// Partial fallback: when that matches nothing too and a group has two or
-// more free terms, Search compiles it once more requiring any one of them
-// ("retry backoff" finds notes about retries), and says so in
-// Results.Partial. Ranking still puts notes with more of the terms first.
+// Fuzzy fallback: misspelt words are corrected inside the ranked search
+// (typo.go). When a query still matches nothing, Search compiles it again
+// correcting every word of 4+ letters, and sets Results.Fuzzy.
 
 // compiled is the result of compiling one node.
 type compiled struct {
@@ -55,6 +47,9 @@ type snipTerm struct {
 type compiler struct {
 	text, cjk analysis.Analyzer
 	fuzzy     bool
+	// rank builds the ranked query of a group's free terms; nil falls back
+	// to plain bleve queries (as for negated groups).
+	rank func(texts []string) *rankQuery
 	// files returns the paths whose file key matches a file: value; nil
 	// falls back to a wildcard query on the file field.
 	files func(name string) []string
@@ -62,17 +57,22 @@ type compiler struct {
 	// falls back to a prefix query on the path keyword.
 	paths  func(prefix string) []string
 	terms  []snipTerm
-	fuzzed bool // at least one term got fuzziness
-	// relaxed requires one free term per group instead of minShould.
-	relaxed bool
-	// relaxable is set when some group requires more than one free term,
-	// so a relaxed compile would match more.
-	relaxable bool
+	fuzzed bool         // at least one term got fuzziness
+	ranked []*rankQuery // the ranked groups
+	// onlyStop is set when a group held nothing but stop words and
+	// punctuation.
+	onlyStop bool
+	// nothingElse is set when the whole query matches nothing as
+	// compiled (only stop words, or filters no note passes).
+	nothingElse bool
 }
 
 func (c *compiler) compile(n Node, negated bool) compiled {
 	switch n := n.(type) {
 	case Term:
+		if !negated && c.rank != nil && !hasCJK(n.Text) {
+			return c.and([]Node{n}, false)
+		}
 		return c.term(n.Text, negated)
 	case Phrase:
 		return c.phrase(n.Text, negated)
@@ -118,7 +118,28 @@ func (c *compiler) compile(n Node, negated bool) compiled {
 	case Or:
 		var qs []query.Query
 		scoring := false
-		for _, it := range n.Items {
+		items := n.Items
+		if !negated && c.rank != nil {
+			// Words joined by OR are free terms: any of them matches,
+			// and notes with more of them rank first, as in a group.
+			var words []Node
+			var rest []Node
+			for _, it := range items {
+				if t, ok := it.(Term); ok && !hasCJK(t.Text) {
+					words = append(words, t)
+				} else {
+					rest = append(rest, it)
+				}
+			}
+			if len(words) > 1 {
+				if x := c.and(words, false); !x.none {
+					qs = append(qs, x.q)
+					scoring = true
+				}
+				items = rest
+			}
+		}
+		for _, it := range items {
 			x := c.compile(it, negated)
 			if x.none {
 				continue
@@ -141,6 +162,7 @@ func (c *compiler) compile(n Node, negated bool) compiled {
 
 func (c *compiler) and(items []Node, negated bool) compiled {
 	var shoulds, musts, filters, nots []query.Query
+	var free []string
 	positive := 0
 	for _, it := range items {
 		if nt, ok := it.(Not); ok {
@@ -151,6 +173,10 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 			continue
 		}
 		positive++
+		if t, ok := it.(Term); ok && !negated && c.rank != nil && !hasCJK(t.Text) {
+			free = append(free, t.Text)
+			continue
+		}
 		x := c.compile(it, negated)
 		if x.none {
 			if _, isTerm := it.(Term); isTerm {
@@ -167,7 +193,15 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 			filters = append(filters, x.q)
 		}
 	}
+	if len(free) > 0 {
+		if rq := c.rank(free); rq != nil {
+			shoulds = append(shoulds, rq)
+			c.ranked = append(c.ranked, rq) // its words join c.terms once searched
+			c.fuzzed = c.fuzzed || c.fuzzy
+		}
+	}
 	if positive > 0 && len(shoulds)+len(musts)+len(filters) == 0 {
+		c.onlyStop = true
 		return matchNothing // only stop words
 	}
 	b := query.NewBooleanQuery(nil, nil, nil)
@@ -176,14 +210,17 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	}
 	if len(shoulds) > 0 {
 		b.AddShould(shoulds...)
-		min := minShould(len(shoulds))
-		if !negated && min > 1 {
-			c.relaxable = true
-			if c.relaxed {
-				min = 1
-			}
+		switch {
+		case negated:
+			// -(a b c) excludes notes holding enough of a, b and c.
+			b.SetMinShould(float64(minShould(len(shoulds))))
+		case len(musts) > 0:
+			// With a phrase or group to match, free terms only rank.
+		default:
+			// Free terms are ranked, and a note needs one of them;
+			// none is required (see rank.go).
+			b.SetMinShould(1)
 		}
-		b.SetMinShould(float64(min))
 	}
 	if len(nots) > 0 {
 		b.AddMustNot(nots...)
@@ -196,7 +233,9 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	return compiled{q: b, scoring: len(shoulds)+len(musts) > 0}
 }
 
-// minShould is how many of n free terms must match (see the top of the file).
+// minShould is how many of n free terms of a negated group must match for
+// the group to exclude a note, and how many a ranked group's best note
+// must hold for the results not to be partial.
 func minShould(n int) int {
 	if n <= 2 {
 		return n

@@ -1,16 +1,21 @@
 // Package search is the full-text index of a vault: a bleve (scorch, BM25)
 // index with one document per note, kept in step with the disk.
 //
-// Indexing. Each note becomes one document with weighted fields: title and
-// aliases (boost 5), headings (3), tags (2, plus a keyword field holding
-// every tag and its parents for tag filters), the path (1.5, plus a
-// lower-cased keyword for folder prefixes and the basename for file:) and
-// the body (1). Text goes through one analyzer: unicode tokenizer, English
-// possessives, lower case, diacritic folding ("café" finds "cafe",
-// "Müller" finds "muller"), English stop words, Porter stemming. Notes with
-// Chinese, Japanese or Korean text also get bigram fields (bleve's cjk
-// analyzer) that CJK queries run against. Nothing is stored in the index;
-// titles, tags and mtimes come from the metadata cache.
+// Indexing. Each note becomes one document with fields: title and
+// aliases (an alias repeating the title's words is left out), headings,
+// tags (as text, plus a keyword field holding every tag and its parents
+// for tag filters), the path (as text, plus a lower-cased keyword for
+// folder prefixes and the basename for file:), the body as a reader sees
+// it (comments, HTML tags and URLs removed; see clean.go) and the words of
+// its URLs apart. Two fields describe the note in other notes' words: the
+// anchor text and the sentence or list item around every link pointing to
+// it (see links.go, which also keeps them exact as notes change). Text goes
+// through one analyzer: unicode tokenizer, English possessives, lower case,
+// diacritic folding ("café" finds "cafe", "Müller" finds "muller"), English
+// stop words, Porter stemming. Notes with Chinese, Japanese or Korean text
+// also get bigram fields (bleve's cjk analyzer) that CJK queries run
+// against. Nothing is stored in the index; titles, tags, mtimes and field
+// lengths come from the metadata cache.
 //
 // Persistence. The index lives in the folder it is given, outside the
 // vault (the service package picks one per vault under the user cache
@@ -37,19 +42,21 @@
 // fields keep term vectors (bleve's phrase searcher reads them); the other
 // fields do not.
 //
-// Searching: see query.go for the query language and compile.go for how it
-// maps onto bleve queries and ranking. In short: free terms are BM25-ranked
-// over the weighted fields and all of them must match when there are one
-// or two, half of them (rounded up) when there are more; stop words are
-// ignored; "phrases" must match; tag:, path:, file: and the Request filters
-// do not score; a search with only filters lists notes newest first; a
-// search that matches nothing is retried with fuzziness 1 (2 for terms of
-// 7+ characters) on terms of 4+ characters and sets Results.Fuzzy.
-// Request.Tags and Request.Folders match any of their values. file: and
-// path: are resolved against the in-memory path list (faster than term
-// expansion in bleve). Snippets come from the chunk of the note with the
-// most distinct query-term matches, about 200 characters around the
-// densest run of matches, each wrapped in "**".
+// Searching: see query.go for the query language, compile.go for how it
+// maps onto bleve queries and rank.go for how free words are ranked. In
+// short: the free words of a group are scored by our own BM25F over the
+// weighted fields with an IDF-weighted coordination factor, and no word is
+// required (a note needs any one of them); filler words ("way", "want")
+// weigh a quarter; a note whose title or alias is exactly the query comes
+// first; misspelt words also match their likeliest spellings (typo.go);
+// the best hits are re-scored for words close together (proximity.go).
+// "Phrases" must match; tag:, path:, file: and the Request filters do not
+// score; a search with only filters lists notes newest first; a query with
+// no word to search for is ErrEmptyQuery. Request.Tags and Request.Folders
+// match any of their values. file: and path: are resolved against the
+// in-memory path list (faster than term expansion in bleve). Snippets are
+// the best sentences of the chunk with the most distinct query terms, as a
+// reader sees them (sentences.go, clean.go), matches wrapped in "**".
 //
 // Reading: ReadChunk returns one chunk of a note named the way a person or a
 // model would (path, title, [[wikilink]], basename), with the note's

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +50,13 @@ type NoteMeta struct {
 	Date time.Time `json:"date,omitzero"`
 	Size int64     `json:"size"`
 	Hash string    `json:"hash"`
+
+	// lens are the analysed lengths of the note's text fields (lenFields),
+	// nil until known; inHash is the hash of its inbound link context.
+	lens    []int32
+	inHash  uint64
+	keys    []string // vault.LinkKey of each of its links, sorted, unique
+	outHash uint64   // outHash of its links
 }
 
 // Internal keys of the bleve index.
@@ -84,6 +90,7 @@ type Index struct {
 	batchSz int
 	workers int
 	chunks  *chunkCache // parsed chunks for snippets
+	fill    fillers
 
 	// idxMu guards idx, which Rebuild replaces; searches hold it for reading.
 	idxMu sync.RWMutex
@@ -97,13 +104,21 @@ type Index struct {
 	// mu guards the metadata cache.
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
-	paths       []string // sorted; nil when stale
-	fileKeys    []string // fileKey of each of paths
-	lowerPaths  []string // each of paths, lower-cased
+	keyIdx      keyIndex            // by vault.NoteKey; nil when stale
+	linkersIdx  map[string][]string // by link key: the notes linking by that name; nil when stale
+	titleIdx    map[string][]string // by titleKey; nil until first used
+	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
+	metaGen     uint64              // counts changes of meta
+	lenSum      [numLenFields]int64 // sum of the known lens of each field
+	lenNotes    int                 // notes whose lens are known
+	paths       []string            // sorted; nil when stale
+	fileKeys    []string            // fileKey of each of paths
+	lowerPaths  []string            // each of paths, lower-cased
 	lastIndexed time.Time
 
 	indexing atomic.Bool
 	watching atomic.Bool
+	warming  sync.WaitGroup // background table builds (warm)
 
 	subsMu sync.Mutex
 	subs   map[int]chan struct{}
@@ -388,73 +403,53 @@ func (ix *Index) writeStamp() error {
 	return nil
 }
 
-// stateEntry is the persisted form of NoteMeta.
-type stateEntry struct {
-	P string   `json:"p"`
-	T string   `json:"t,omitempty"`
-	A []string `json:"a,omitempty"`
-	G []string `json:"g,omitempty"`
-	M int64    `json:"m"`
-	D int64    `json:"d,omitempty"` // unix ms of Date, 0 when none
-	S int64    `json:"s"`
-	H string   `json:"h"`
-}
-
-// encodeState serializes meta with the pending changes applied (a nil value
-// in pending deletes the path).
-func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
-	out := make([]stateEntry, 0, len(meta)+len(pending))
-	add := func(m *NoteMeta) {
-		e := stateEntry{P: m.Path, T: m.Title, A: m.Aliases, G: m.Tags, M: m.MTime.UnixNano(), S: m.Size, H: m.Hash}
-		if !m.Date.IsZero() {
-			e.D = m.Date.UnixMilli()
-		}
-		out = append(out, e)
-	}
-	for p, m := range meta {
-		if _, ok := pending[p]; ok {
-			continue
-		}
-		add(m)
-	}
-	for _, m := range pending {
-		if m != nil {
-			add(m)
-		}
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		panic(err) // plain strings and ints cannot fail to marshal
-	}
-	return b
-}
-
-func decodeState(b []byte) ([]*NoteMeta, error) {
-	if len(b) == 0 {
-		return nil, errors.New("missing")
-	}
-	var es []stateEntry
-	if err := json.Unmarshal(b, &es); err != nil {
-		return nil, err
-	}
-	out := make([]*NoteMeta, len(es))
-	for i, e := range es {
-		out[i] = &NoteMeta{Path: e.P, Title: e.T, Aliases: e.A, Tags: e.G, MTime: time.Unix(0, e.M), Size: e.S, Hash: e.H}
-		if e.D != 0 {
-			out[i].Date = time.UnixMilli(e.D)
-		}
-	}
-	return out, nil
-}
-
 func (ix *Index) setMeta(state []*NoteMeta) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.meta = make(map[string]*NoteMeta, len(state))
+	ix.lenSum, ix.lenNotes = [numLenFields]int64{}, 0
 	for _, m := range state {
 		ix.meta[m.Path] = m
+		ix.addLens(m)
 	}
-	ix.paths = nil
+	ix.paths, ix.keyIdx, ix.linkersIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil, nil
+	ix.metaGen++
+}
+
+// addLens and forgetLens keep the field length sums; called with mu held.
+func (ix *Index) addLens(m *NoteMeta) {
+	if m == nil || m.lens == nil {
+		return
+	}
+	for i, l := range m.lens {
+		ix.lenSum[i] += int64(l)
+	}
+	ix.lenNotes++
+}
+
+func (ix *Index) forgetLens(m *NoteMeta) {
+	if m == nil || m.lens == nil {
+		return
+	}
+	for i, l := range m.lens {
+		ix.lenSum[i] -= int64(l)
+	}
+	ix.lenNotes--
+}
+
+// avgLens returns the mean length of each field of lenFields over the notes
+// whose lengths are known (1 where none is).
+func (ix *Index) avgLens() [numLenFields]float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out [numLenFields]float64
+	for i := range out {
+		out[i] = 1
+		if ix.lenNotes > 0 && ix.lenSum[i] > 0 {
+			out[i] = float64(ix.lenSum[i]) / float64(ix.lenNotes)
+		}
+	}
+	return out
 }
 
 // Vault returns the vault the index was opened on.
@@ -633,6 +628,7 @@ func (ix *Index) Close() error {
 			cancel()
 			<-done
 		}
+		ix.warming.Wait()
 		ix.writeMu.Lock()
 		ix.waitPersisted(5 * time.Second)
 		ix.idxMu.Lock()

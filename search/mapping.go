@@ -20,6 +20,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
@@ -42,6 +43,10 @@ const (
 	fBodyCJK  = "bodycjk"  // body as CJK bigrams; only for notes with CJK text
 	fMTime    = "mtime"    // epoch ms, numeric, doc values for sorting
 	fDate     = "date"     // epoch ms of the note's own date (vault.Note.Date), when it has one
+	fURL      = "url"      // words of the URLs and link destinations of the body, kept out of fBody
+	fAnchor   = "anchor"   // link texts of the links pointing to this note (aliases, markdown link text)
+	fLinkText = "linktext" // the sentence or list item around each link pointing to this note
+	fInbound  = "inbound"  // stored only: the links pointing to this note (inboundItem, JSON)
 )
 
 // Analyzer names in the mapping.
@@ -52,11 +57,34 @@ const (
 	lengthFilter = "vault_length"
 )
 
+// lenFields are the text fields whose lengths ranking normalizes by; a
+// note's lengths are kept in NoteMeta in this order.
+var lenFields = [...]string{fTitle, fHeadings, fTagText, fPathText, fBody, fURL, fAnchor, fLinkText}
+
+const numLenFields = len(lenFields)
+
+// fieldLengths returns the analysed length of each of lenFields in an
+// indexed (so analysed) document.
+func fieldLengths(doc *document.Document) []int32 {
+	lens := make([]int32, numLenFields)
+	for _, f := range doc.Fields {
+		for i, name := range lenFields {
+			if f.Name() == name {
+				lens[i] += int32(f.AnalyzedLength())
+				break
+			}
+		}
+	}
+	return lens
+}
+
 // maxTokenRunes is the longest word indexed.
 const maxTokenRunes = 64
 
-// Query-time boosts per field. Title and aliases weigh most: a note named
-// after the query is almost always what was meant.
+// Query-time boosts per field of the terms that are not ranked by a
+// rankQuery (negated terms, CJK terms): the note's own fields. Title and
+// aliases weigh most: a note named after the query is almost always what
+// was meant.
 var fieldBoosts = []struct {
 	field string
 	boost float64
@@ -66,11 +94,13 @@ var fieldBoosts = []struct {
 	{fTagText, 2},
 	{fPathText, 1.5},
 	{fBody, 1},
+	{fURL, 0.3},
 }
 
 // schemaVersion is bumped by hand when the document layout changes in a way
 // the mapping hash would not show (for example what goes into a field).
-const schemaVersion = 2
+// 3: link context fields, URLs out of the body, field lengths in the state.
+const schemaVersion = 3
 
 func init() {
 	if err := registry.RegisterTokenFilter(foldFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
@@ -142,9 +172,10 @@ func hasCJK(s string) bool {
 	return false
 }
 
-// newMapping builds the index mapping. Nothing is stored: the index keeps
-// note metadata (title, tags, mtime) in memory and in its state record, so
-// results need no stored fields. Term vectors are kept only on the text
+// newMapping builds the index mapping. Only the links pointing to a note
+// are stored (see below): the index keeps note metadata (title, tags,
+// mtime) in memory and in its state record, so results need no stored
+// fields. Term vectors are kept only on the text
 // fields that phrase queries run against (bleve's phrase searcher needs term
 // positions); the keyword and path fields have none.
 func newMapping() (*mapping.IndexMappingImpl, error) {
@@ -202,6 +233,16 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	doc.AddFieldMappingsAt(fFile, kw())
 	doc.AddFieldMappingsAt(fBody, text(textAnalyzer, true))
 	doc.AddFieldMappingsAt(fBodyCJK, text(cjkAnalyzer, true))
+	doc.AddFieldMappingsAt(fURL, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fAnchor, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fLinkText, text(textAnalyzer, false))
+	// The links pointing to a note are stored with it, not indexed: an
+	// update recomputes inbound context from them instead of reading the
+	// linking notes again.
+	inb := mapping.NewTextFieldMapping()
+	inb.Analyzer = keyword.Name
+	inb.Store, inb.Index, inb.IncludeInAll, inb.DocValues, inb.IncludeTermVectors = true, false, false, false, false
+	doc.AddFieldMappingsAt(fInbound, inb)
 	mt := mapping.NewNumericFieldMapping()
 	mt.Store = false
 	mt.IncludeInAll = false
@@ -242,17 +283,17 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// noteDocument is the data bleve maps into one document.
-func noteDocument(n *vault.Note) map[string]interface{} {
-	titles := make([]string, 0, 1+len(n.Aliases))
-	titles = append(titles, n.Title)
-	titles = append(titles, n.Aliases...)
+// noteDocument is the data bleve maps into one document. in is the context
+// of the links pointing to the note (nil when none).
+func noteDocument(n *vault.Note, in *inbound) map[string]interface{} {
+	titles := titleValues(n.Title, n.Aliases)
 	headings := make([]string, 0, len(n.Headings))
 	for _, h := range n.Headings {
 		headings = append(headings, h.Text)
 	}
 	tagTree := tagAncestors(n.Tags)
 	noExt := strings.TrimSuffix(n.Path, path.Ext(n.Path))
+	body, urls := indexBody(n.Body)
 	d := map[string]interface{}{
 		fTitle:    titles,
 		fHeadings: headings,
@@ -261,8 +302,22 @@ func noteDocument(n *vault.Note) map[string]interface{} {
 		fPathText: noExt,
 		fPath:     strings.ToLower(n.Path),
 		fFile:     fileKey(n.Path),
-		fBody:     n.Body,
+		fBody:     body,
 		fMTime:    float64(msec(n.ModTime)),
+	}
+	if urls != "" {
+		d[fURL] = urls
+	}
+	if in != nil {
+		if len(in.anchors) > 0 {
+			d[fAnchor] = in.anchors
+		}
+		if len(in.texts) > 0 {
+			d[fLinkText] = in.texts
+		}
+		if len(in.items) > 0 {
+			d[fInbound] = string(encodeItems(in.items))
+		}
 	}
 	if !n.Date.IsZero() {
 		d[fDate] = float64(msec(n.Date))
@@ -275,6 +330,49 @@ func noteDocument(n *vault.Note) map[string]interface{} {
 		d[fBodyCJK] = n.Body
 	}
 	return d
+}
+
+// titleValues returns the title and the aliases that add a word to it. An
+// alias made of the title's words ("On This Day" for "on-this-day") names
+// the note again; indexed too, it would count the same words twice and
+// make a note with such an alias outrank one named the same without.
+func titleValues(title string, aliases []string) []string {
+	out := make([]string, 1, 1+len(aliases))
+	out[0] = title
+	seen := map[string]bool{}
+	for _, w := range titleWords(title) {
+		seen[w] = true
+	}
+	for _, a := range aliases {
+		ws := titleWords(a)
+		fresh := false
+		for _, w := range ws {
+			if !seen[w] {
+				fresh = true
+			}
+		}
+		if !fresh {
+			continue
+		}
+		for _, w := range ws {
+			seen[w] = true
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// titleWords splits s into lower-cased words, folding diacritics.
+func titleWords(s string) []string {
+	var out []string
+	scanWords(s, func(start, end int) {
+		w := strings.ToLower(s[start:end])
+		if !isASCII([]byte(w)) {
+			w = string(asciiFolder.Filter([]byte(w)))
+		}
+		out = append(out, w)
+	})
+	return out
 }
 
 // tagAncestors returns the tags plus every parent of a nested tag, so that

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
@@ -19,12 +20,15 @@ const (
 
 // Search runs a query. The structured filters of req are ANDed with the
 // query: Tags match any of the tags (nested tags included), Folders any of
-// the folder prefixes, From/To bound the mtime (inclusive). A request with
-// filters and no query lists the matching notes, newest first. When nothing
-// matches and the query has free terms of 4+ characters, it is retried
-// with fuzzy matching and Results.Fuzzy is set; when that matches nothing
-// either, notes matching any one of the free terms are returned and
-// Results.Partial is set.
+// the folder prefixes, From/To bound the mtime or the note's own date
+// (inclusive). A request with filters and no query lists the matching
+// notes, newest first. Free words are ranked (see rank.go) and none is
+// required; Results.Partial says that no note holds half of them, and
+// Results.Fuzzy that a misspelt word was matched by a correction (when
+// nothing matches at all, the query is retried correcting every word of 4+
+// letters). A query with no word to search for (only stop words or
+// punctuation) and no filter is ErrEmptyQuery; one with more than
+// maxFilters phrases and filters is a *QueryError.
 func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 	start := time.Now()
 	var root Node
@@ -52,9 +56,17 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		limit = maxLimit
 	}
 
+	if root != nil {
+		if err := checkSize(root); err != nil {
+			return nil, err
+		}
+	}
 	res, c, err := ix.run(ctx, root, filters, limit, compileMode{})
 	if err != nil {
 		return nil, err
+	}
+	if res.Total == 0 && c.onlyStop && c.nothingElse && len(filters) == 0 {
+		return nil, fmt.Errorf("%w: %q has no word to search for, only stop words (the, how, ...), punctuation or strings too long to be words; add a word that says what to look for", ErrEmptyQuery, truncateQuery(req.Query))
 	}
 	if res.Total == 0 && root != nil {
 		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true})
@@ -63,12 +75,29 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 			res.Fuzzy = true
 		}
 	}
-	if res.Total == 0 && root != nil && c.relaxable {
-		pres, pc, err := ix.run(ctx, root, filters, limit, compileMode{relaxed: true})
-		if err == nil && pres.Total > 0 {
-			res, c = pres, pc
-			res.Partial = true
+	if len(c.ranked) > 0 && res.Total > 0 {
+		// Partial: no note holds enough of the words of any ranked group
+		// (half of them, rounded up); Fuzzy: a word absent from the index
+		// was matched by a correction.
+		partial := true
+		for _, rq := range c.ranked {
+			rq.stats.mu.Lock()
+			if rq.stats.best >= minShould(rq.stats.content) {
+				partial = false
+			}
+			if rq.stats.fixed {
+				res.Fuzzy = true
+			}
+			rq.stats.mu.Unlock()
 		}
+		res.Partial = partial
+	}
+	for _, rq := range c.ranked {
+		rq.stats.mu.Lock()
+		for _, t := range rq.stats.tokens {
+			c.terms = append(c.terms, snipTerm{term: t})
+		}
+		rq.stats.mu.Unlock()
 	}
 	ix.addSnippets(res, c)
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
@@ -76,13 +105,60 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 }
 
 // compileMode selects a fallback compile of the query.
-type compileMode struct{ fuzzy, relaxed bool }
+type compileMode struct{ fuzzy bool }
+
+// maxFilters bounds the phrases, tags, paths and files of one query: each
+// is a query of its own, and a pasted document must not stall the index.
+// Free words need no bound: a ranked group keeps its most distinctive
+// ones (see maxRankWords).
+const maxFilters = 64
+
+// checkSize refuses a query with more than maxFilters phrases and filters.
+func checkSize(root Node) error {
+	n := 0
+	var walk func(Node)
+	walk = func(x Node) {
+		switch x := x.(type) {
+		case Phrase, Tag, PathPrefix, File:
+			n++
+		case Not:
+			walk(x.X)
+		case And:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case Or:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		}
+	}
+	walk(root)
+	if n > maxFilters {
+		return &QueryError{Pos: 1, Msg: fmt.Sprintf("too many phrases and filters (%d); at most %d", n, maxFilters)}
+	}
+	return nil
+}
+
+// truncateQuery shortens a query for an error message.
+func truncateQuery(q string) string {
+	if len(q) <= 80 {
+		return q
+	}
+	cut := 80
+	for cut > 0 && !utf8.RuneStart(q[cut]) {
+		cut--
+	}
+	return q[:cut] + "…"
+}
 
 func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limit int, mode compileMode) (*Results, *compiler, error) {
-	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, relaxed: mode.relaxed, files: ix.matchFiles, paths: ix.matchPrefix}
+	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, files: ix.matchFiles, paths: ix.matchPrefix}
+	c.rank = func(texts []string) *rankQuery { return ix.newRankQuery(texts, mode.fuzzy) }
 	main := compiled{}
 	if root != nil {
 		main = c.compile(root, false)
+		c.nothingElse = main.none
 		if main.none {
 			return &Results{Results: []Result{}}, c, nil
 		}
@@ -103,7 +179,11 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	default:
 		b.AddFilter(query.NewConjunctionQuery(filters))
 	}
-	sr := bleve.NewSearchRequestOptions(b, limit, 0, false)
+	size := limit
+	if len(c.ranked) > 0 {
+		size = max(limit, proxCandidates) // re-scored for proximity below
+	}
+	sr := bleve.NewSearchRequestOptions(b, size, 0, false)
 	if !main.scoring {
 		// Nothing to rank by: newest first. Sorting all matches by their
 		// mtime from the metadata cache is about twice as fast as bleve
@@ -123,6 +203,22 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	hits := sres.Hits
 	if !main.scoring {
 		hits = ix.newestFirst(hits, limit)
+	} else if len(c.ranked) > 0 {
+		var terms []proxTerm
+		for _, rq := range c.ranked {
+			rq.stats.mu.Lock()
+			terms = append(terms, rq.stats.prox...)
+			rq.stats.mu.Unlock()
+		}
+		if len(terms) > 1 {
+			if adv, err := ix.idx.Advanced(); err == nil {
+				if r, err := adv.Reader(); err == nil {
+					proximityRerank(ctx, r, hits, terms)
+					r.Close()
+				}
+			}
+		}
+		hits = hits[:min(limit, len(hits))]
 	}
 	out := &Results{Results: make([]Result, 0, len(hits)), Total: int(sres.Total)}
 	for _, h := range hits {

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,6 +44,7 @@ func TestSearchSmallVault(t *testing.T) {
 		req   Request
 		top   string   // expected first hit ("" = no results)
 		set   []string // if set: exact result set, sorted
+		last  string   // with set: the last hit
 		fuzzy bool
 	}{
 		{name: "title wins", req: Request{Query: "sourdough"}, top: "recipes/Sourdough Bread.md"},
@@ -52,8 +54,10 @@ func TestSearchSmallVault(t *testing.T) {
 		{name: "fold query", req: Request{Query: "cafe"}, top: "recipes/Café au lait.md"},
 		{name: "fold text", req: Request{Query: "muller"}, top: "people/Jürgen Müller.md"},
 		{name: "fold both", req: Request{Query: "Jürgen"}, top: "people/Jürgen Müller.md"},
-		{name: "two terms both required", req: Request{Query: "starter flour"},
-			set: []string{"recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}},
+		// No term is required: the journal note has only "starter" and
+		// comes last, after the two notes with both words.
+		{name: "two terms, both first", req: Request{Query: "starter flour"},
+			set: []string{"journal/2024-03-01.md", "recipes/Rye Crackers.md", "recipes/Sourdough Bread.md"}, last: "journal/2024-03-01.md"},
 		{name: "phrase", req: Request{Query: `"rye flour"`}, set: []string{"recipes/Rye Crackers.md"}},
 		{name: "phrase with stop words", req: Request{Query: `"migration of the billing service"`}, set: []string{"projects/Alpha/Plan.md"}},
 		{name: "phrase order matters", req: Request{Query: `"flour rye"`}, top: ""},
@@ -84,7 +88,6 @@ func TestSearchSmallVault(t *testing.T) {
 		{name: "cjk japanese", req: Request{Query: "東京タワー"}, top: "日本/東京.md"},
 		{name: "cjk chinese", req: Request{Query: "神经网络"}, top: "中文/机器学习.md"},
 		{name: "cjk phrase", req: Request{Query: `"深度学习"`}, set: []string{"中文/机器学习.md"}},
-		{name: "stop words only", req: Request{Query: "the and of"}, top: ""},
 		{name: "trash never found", req: Request{Query: "old"}, top: ""},
 		{name: "filter tags", req: Request{Query: "starter", Tags: []string{"#baking"}}, set: []string{"recipes/Sourdough Bread.md"}},
 		{name: "filter tags any", req: Request{Tags: []string{"recipe/drink", "project"}},
@@ -106,6 +109,9 @@ func TestSearchSmallVault(t *testing.T) {
 				}
 				if res.Total != len(tt.set) {
 					t.Errorf("Total = %d, want %d", res.Total, len(tt.set))
+				}
+				if got := paths(res); tt.last != "" && got[len(got)-1] != tt.last {
+					t.Errorf("results = %v, want %s last", got, tt.last)
 				}
 				return
 			}
@@ -131,8 +137,8 @@ func TestSearchResultFields(t *testing.T) {
 	ix := openIndex(t, dir, "")
 
 	res := search(t, ix, Request{Query: "migration billing"})
-	if len(res.Results) != 1 {
-		t.Fatalf("results = %v", paths(res))
+	if len(res.Results) != 2 || res.Results[0].Path != "projects/Alpha/Plan.md" {
+		t.Fatalf("results = %v, want the note with both words first", paths(res))
 	}
 	r := res.Results[0]
 	if r.Title != "Plan" || r.Heading != "Alpha plan > Milestones" || r.Score <= 0 || !reflect.DeepEqual(r.Tags, []string{"project"}) {
@@ -205,7 +211,9 @@ func TestSearchResultFields(t *testing.T) {
 
 func TestSearchErrors(t *testing.T) {
 	ix := openIndex(t, writeVault(t, smallVault), "")
-	for _, q := range []string{"", "  ", "-"} {
+	// Nothing to search for: empty, a lone "-", only stop words or
+	// punctuation.
+	for _, q := range []string{"", "  ", "-", "the and of", "?!?... ,,, ()", "how do I"} {
 		if _, err := ix.Search(context.Background(), Request{Query: q}); !errors.Is(err, ErrEmptyQuery) {
 			t.Errorf("Search(%q) err = %v, want ErrEmptyQuery", q, err)
 		}
@@ -298,14 +306,18 @@ func TestHugeNoteSnippet(t *testing.T) {
 // With no term to match (a filter-only search), the snippet comes from the
 // first chunk with prose, not a lone title heading.
 func TestBestChunkWithoutTerms(t *testing.T) {
-	n := vault.Parse("journal/2026-03-12.md", []byte("# Thursday\n\n## Work\nShipped the outbox.\n"), time.Now(), 1500)
+	c := newChunkCache(1 << 20)
+	raw := func(p, s string) *vault.RawNote {
+		return &vault.RawNote{Path: p, Content: []byte(s), ModTime: time.Now()}
+	}
+	chunks := c.chunks(raw("journal/2026-03-12.md", "# Thursday\n\n## Work\nShipped the outbox.\n"), 1500)
 	ix := &Index{}
-	ch, spans := ix.bestChunk(n.Chunks, nil, false)
+	ch, spans := ix.bestChunk(chunks, nil, false)
 	if !strings.Contains(ch.Text, "Shipped") || spans != nil {
 		t.Errorf("chunk %d %q", ch.Index, ch.Text)
 	}
-	only := vault.Parse("x.md", []byte("# Title only\n"), time.Now(), 1500)
-	if ch, _ := ix.bestChunk(only.Chunks, nil, false); ch.Index != 0 {
+	only := c.chunks(raw("x.md", "# Title only\n"), 1500)
+	if ch, _ := ix.bestChunk(only, nil, false); ch.Index != 0 {
 		t.Errorf("a note without prose: chunk %d", ch.Index)
 	}
 }
@@ -321,10 +333,45 @@ func TestLongTokensAreNotIndexed(t *testing.T) {
 	if res := search(t, ix, Request{Query: "greenhouse"}); len(res.Results) != 1 {
 		t.Errorf("greenhouse: %v", paths(res))
 	}
-	if res := search(t, ix, Request{Query: blob}); len(res.Results) != 0 {
-		t.Errorf("the blob was indexed: %v", paths(res))
+	if res, err := ix.Search(context.Background(), Request{Query: blob}); !errors.Is(err, ErrEmptyQuery) {
+		t.Errorf("a query of a blob: %v, %v; want ErrEmptyQuery (it is no word)", res, err)
+	}
+	if res := search(t, ix, Request{Query: "greenhouse " + blob}); len(res.Results) != 1 {
+		t.Errorf("the blob is ignored, the word found: %v", paths(res))
 	}
 	if toks := ix.textAn.Analyze([]byte("ok " + blob)); len(toks) != 1 {
 		t.Errorf("analyzer kept %d tokens, want 1", len(toks))
+	}
+}
+
+// Queries people paste or models write: long, repetitive, lists of words.
+// Each gets results or a clear error (the time they take is measured by
+// BenchmarkSearchBadInput).
+func TestHugeQueries(t *testing.T) {
+	ix := openIndex(t, writeVault(t, smallVault), "")
+	var distinct []string
+	for i := range 500 {
+		distinct = append(distinct, fmt.Sprintf("word%03d", i))
+	}
+	distinct[250] = "sourdough"
+	for name, q := range map[string]string{
+		"10 KB of one word":   strings.Repeat("starter ", 1250),
+		"500 distinct words":  strings.Join(distinct, " "),
+		"500 words joined OR": strings.Join(distinct, " OR "),
+	} {
+		res, err := ix.Search(context.Background(), Request{Query: q})
+		if err != nil || len(res.Results) == 0 {
+			t.Errorf("%s: %v, %v; want results", name, res, err)
+		}
+	}
+	// Only the most distinctive words are searched for; the rest cannot
+	// slow the search down.
+	rq := ix.newRankQuery(strings.Fields(strings.Join(distinct, " ")), false)
+	if len(rq.words) > maxQueryTokens {
+		t.Errorf("%d words kept of 500, want at most %d", len(rq.words), maxQueryTokens)
+	}
+	phrases := strings.Repeat(`"rye flour" `, maxFilters+1)
+	if _, err := ix.Search(context.Background(), Request{Query: phrases}); !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "too many") {
+		t.Errorf("%d phrases: %v, want a clear ErrBadQuery", maxFilters+1, err)
 	}
 }

@@ -18,7 +18,8 @@ import (
 const snippetRunes = 200
 
 // addSnippets fills Snippet, Heading and ChunkIndex of each result from the
-// chunk with the most query-term matches. The note is read from disk; a
+// chunk with the most distinct query terms: its best sentences, as a reader
+// sees them (see clean.go), matches in "**". The note is read from disk; a
 // note that vanished since indexing keeps its result without a snippet.
 func (ix *Index) addSnippets(res *Results, c *compiler) {
 	if len(res.Results) == 0 {
@@ -50,10 +51,10 @@ func (ix *Index) addSnippets(res *Results, c *compiler) {
 				if err != nil || len(chunks) == 0 {
 					continue
 				}
-				ch, spans := ix.bestChunk(chunks, terms, anyCJK)
+				ch, hits := ix.bestChunk(chunks, terms, anyCJK)
 				r.Heading = ch.Heading
 				r.ChunkIndex = ch.Index
-				r.Snippet = buildSnippet(ch.Text, spans, snippetRunes)
+				r.Snippet = bestSentences(ch.Text, hits, snippetRunes)
 			}
 		}()
 	}
@@ -62,6 +63,12 @@ func (ix *Index) addSnippets(res *Results, c *compiler) {
 
 type span struct{ start, end int } // byte offsets
 
+// hit is a match of a query term in a text.
+type hit struct {
+	span
+	term string
+}
+
 // snippetMaxBytes bounds how much of a note is read and analyzed for its
 // snippet: a huge note (an exported log, a pasted dump) would otherwise
 // cost seconds on every search that finds it.
@@ -69,7 +76,7 @@ const snippetMaxBytes = 256 << 10
 
 // readForSnippet returns the chunks of a note for its snippet: of the whole
 // note when it is small, of its first snippetMaxBytes otherwise.
-func (ix *Index) readForSnippet(path string) ([]vault.Chunk, error) {
+func (ix *Index) readForSnippet(path string) ([]snipChunk, error) {
 	raw, err := ix.v.ReadRaw(path, snippetMaxBytes)
 	if err != nil {
 		return nil, err
@@ -79,26 +86,35 @@ func (ix *Index) readForSnippet(path string) ([]vault.Chunk, error) {
 
 // bestChunk picks the chunk matching the most distinct query terms, then
 // the most matches; ties go to the earlier chunk.
-func (ix *Index) bestChunk(chunks []vault.Chunk, terms map[string]int, anyCJK bool) (vault.Chunk, []span) {
+func (ix *Index) bestChunk(chunks []snipChunk, terms map[string]int, anyCJK bool) (snipChunk, []hit) {
 	best, bestDistinct, bestCount := -1, 0, 0
-	var bestSpans []span
+	var bestHits []hit
 	for i, ch := range chunks {
-		spans, distinct := ix.matchSpans(ch.Text, terms, anyCJK)
-		if distinct > bestDistinct || (distinct == bestDistinct && len(spans) > bestCount) {
-			best, bestDistinct, bestCount, bestSpans = i, distinct, len(spans), spans
+		hits := ix.matchHits(ch.Text, terms, anyCJK)
+		distinct := distinctTerms(hits)
+		if distinct > bestDistinct || (distinct == bestDistinct && len(hits) > bestCount) {
+			best, bestDistinct, bestCount, bestHits = i, distinct, len(hits), hits
 		}
 	}
 	if best < 0 {
 		// Nothing to highlight (a filter-only search): the first chunk
 		// with prose, not a lone title heading.
 		for _, ch := range chunks {
-			if hasProse(ch.Text) {
+			if ch.prose {
 				return ch, nil
 			}
 		}
 		return chunks[0], nil
 	}
-	return chunks[best], bestSpans
+	return chunks[best], bestHits
+}
+
+func distinctTerms(hits []hit) int {
+	seen := make(map[string]bool, len(hits))
+	for _, h := range hits {
+		seen[h.term] = true
+	}
+	return len(seen)
 }
 
 // hasProse reports text with a line that is neither blank nor a heading.
@@ -111,29 +127,43 @@ func hasProse(text string) bool {
 	return false
 }
 
-// matchSpans analyzes text with the index analyzers and returns the byte
-// spans of tokens matching a query term, and how many distinct terms hit.
-func (ix *Index) matchSpans(text string, terms map[string]int, anyCJK bool) ([]span, int) {
+// matchHits analyzes text with the index analyzers and returns the matches
+// of query terms, in text order.
+func (ix *Index) matchHits(text string, terms map[string]int, anyCJK bool) []hit {
 	if len(terms) == 0 || text == "" {
-		return nil, 0
+		return nil
 	}
-	hit := make(map[string]bool)
-	var spans []span
+	var hits []hit
 	for _, tok := range ix.analyzeCandidates(text, terms) {
 		if t, ok := matchTerm(string(tok.Term), terms); ok {
-			hit[t] = true
-			spans = append(spans, span{tok.Start, tok.End})
+			hits = append(hits, hit{span{tok.Start, tok.End}, t})
 		}
 	}
 	if anyCJK && hasCJK(text) {
 		for _, tok := range ix.cjkAn.Analyze([]byte(text)) {
 			if _, ok := terms[string(tok.Term)]; ok && hasCJK(string(tok.Term)) {
-				hit[string(tok.Term)] = true
-				spans = append(spans, span{tok.Start, tok.End})
+				hits = append(hits, hit{span{tok.Start, tok.End}, string(tok.Term)})
 			}
 		}
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].start < hits[j].start })
 	}
-	return joinSpans(text, mergeSpans(spans)), len(hit)
+	return hits
+}
+
+// matchSpans returns the spans of text to highlight and how many distinct
+// terms hit.
+func (ix *Index) matchSpans(text string, terms map[string]int, anyCJK bool) ([]span, int) {
+	hits := ix.matchHits(text, terms, anyCJK)
+	return hitSpans(text, hits), distinctTerms(hits)
+}
+
+// hitSpans merges the spans of hits for highlighting.
+func hitSpans(text string, hits []hit) []span {
+	spans := make([]span, len(hits))
+	for i, h := range hits {
+		spans[i] = h.span
+	}
+	return joinSpans(text, mergeSpans(spans))
 }
 
 // joinSpans joins matches separated only by spaces, so a matched phrase is

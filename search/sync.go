@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -59,22 +60,19 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 		stats.Rebuilt, stats.Reason = true, reason
 	}
 
-	type seen struct {
-		fi   vault.FileInfo
-		meta *NoteMeta
-	}
-	var toRead []seen
+	var toRead, all []string
 	onDisk := make(map[string]bool, ix.Count())
 	// ix.meta is only written with writeMu held, which we hold: reading it
 	// without mu does not race, and does not block Paths() during the walk.
 	err := ix.v.Walk(ctx, func(fi vault.FileInfo) error {
 		onDisk[fi.Path] = true
+		all = append(all, fi.Path)
 		m := ix.meta[fi.Path]
 		if m != nil && m.Size == fi.Size && m.MTime.Equal(fi.ModTime) {
 			stats.Unchanged++
 			return nil
 		}
-		toRead = append(toRead, seen{fi, m})
+		toRead = append(toRead, fi.Path)
 		return nil
 	})
 	var removed []string
@@ -86,67 +84,349 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	if err != nil {
 		return stats, fmt.Errorf("sync: walk vault: %w", err)
 	}
-
-	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
-	for _, p := range removed {
-		w.remove(p)
-		stats.Removed++
-	}
-	paths := make([]string, len(toRead))
-	for i, s := range toRead {
-		paths[i] = s.fi.Path
-	}
-	err = ix.readNotes(ctx, paths, func(p string, n *vault.Note, rerr error) error {
-		old := ix.metaOf(p)
-		switch {
-		case rerr != nil && (isNotExist(rerr) || errors.Is(rerr, vault.ErrNotMarkdown)):
-			// Vanished since the walk, or not a note (binary data): it is
-			// not in the vault.
-			if errors.Is(rerr, vault.ErrNotMarkdown) {
-				ix.log.Debug("skipping a file that is not a note", "path", p, "err", rerr)
-			}
-			if old != nil {
-				stats.Removed++
-				w.remove(p)
-			} else {
-				w.done++
-			}
-		case rerr != nil:
-			stats.Failed++
-			ix.log.Warn("cannot index note", "path", p, "err", rerr)
-			w.done++
-		case old != nil && old.Hash == n.Hash:
-			stats.Unchanged++ // touched, same content: refresh mtime only
-			w.touch(n)
-		case old != nil:
-			stats.Updated++
-			w.index(n)
-		default:
-			stats.Added++
-			w.index(n)
-		}
-		return w.maybeFlush(false)
-	})
-	if ferr := w.maybeFlush(true); err == nil {
-		err = ferr
-	}
-	if err == nil && w.wrote {
-		ix.waitPersisted(time.Minute)
+	if fullLinkScan(len(ix.meta), len(toRead)+len(removed)) {
+		err = ix.applyFull(ctx, all, toRead, removed, progress, &stats)
+	} else {
+		err = ix.applyIncremental(ctx, toRead, removed, progress, &stats)
 	}
 	stats.Took = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("sync: %w", err)
-	}
-	if progress != nil {
-		progress(w.total, w.total)
 	}
 	ix.mu.Lock()
 	ix.lastIndexed = time.Now()
 	ix.mu.Unlock()
 	ix.log.Info("index synced", "added", stats.Added, "updated", stats.Updated, "removed", stats.Removed,
 		"unchanged", stats.Unchanged, "failed", stats.Failed, "took", stats.Took.Round(time.Millisecond), "rebuilt", stats.Rebuilt)
+	ix.warm()
 	ix.notify()
 	return stats, nil
+}
+
+// warm builds the in-memory tables that searches and updates use (title
+// keys and words, notes by name, linking notes by name, paths) in the
+// background, so the first search or save after a sync does not wait for
+// them. Close waits for it.
+func (ix *Index) warm() {
+	ix.warming.Add(1)
+	go func() {
+		defer ix.warming.Done()
+		if ix.isClosed() {
+			return
+		}
+		ix.buildTitles()
+		ix.keys()
+		ix.linkers()
+		ix.pathTables()
+	}()
+}
+
+// fullLinkScan reports whether a change of changed notes in an index of
+// indexed notes is better done by scanning the links of the whole vault
+// than by following the link fields of the changed notes.
+func fullLinkScan(indexed, changed int) bool {
+	return indexed == 0 || changed > 200 && changed > indexed/8
+}
+
+// applyFull indexes the notes of toRead and removes those of removed,
+// after scanning the links of every note (all is every note on disk): every
+// note whose inbound link context changed is rewritten too. Notes are
+// parsed in parallel and written in batches as they come.
+func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
+	out, err := ix.scanLinks(ctx, all)
+	if err != nil {
+		return err
+	}
+	ins := buildInbound(out, newKeyIndex(all))
+	reading := make(map[string]bool, len(toRead))
+	for _, p := range toRead {
+		reading[p] = true
+	}
+	for _, p := range all {
+		if m := ix.meta[p]; m != nil && !reading[p] && m.inHash != ins[p].hashOrZero() {
+			toRead = append(toRead, p)
+			reading[p] = true
+		}
+	}
+	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
+	for _, p := range removed {
+		w.remove(p)
+		stats.Removed++
+	}
+	err = ix.readNotes(ctx, toRead, out, func(r noteRead) error {
+		ix.classify(w, r, ins[r.path], stats)
+		return w.maybeFlush(false)
+	})
+	return ix.finish(w, err, progress)
+}
+
+// classify writes one read note: indexed when new or changed (or when its
+// inbound context changed), metadata refreshed when only touched, removed
+// when it vanished or is not a note.
+func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) {
+	old := ix.meta[r.path]
+	switch {
+	case r.err != nil && (isNotExist(r.err) || errors.Is(r.err, vault.ErrNotMarkdown)):
+		// Vanished since the walk, or not a note (binary data): it is
+		// not in the vault.
+		if errors.Is(r.err, vault.ErrNotMarkdown) {
+			ix.log.Debug("skipping a file that is not a note", "path", r.path, "err", r.err)
+		}
+		if old != nil {
+			stats.Removed++
+			w.remove(r.path)
+		} else {
+			w.done++
+		}
+	case r.err != nil:
+		stats.Failed++
+		ix.log.Warn("cannot index note", "path", r.path, "err", r.err)
+		w.done++
+	case old != nil && old.Hash == r.note.Hash && old.inHash == in.hashOrZero():
+		stats.Unchanged++
+		if !old.MTime.Equal(r.note.ModTime) || old.Size != r.note.Size {
+			w.touch(r.note) // touched, same content: refresh mtime only
+		} else {
+			w.done++
+		}
+	case old != nil:
+		stats.Updated++
+		w.index(r.note, r.links, in)
+	default:
+		stats.Added++
+		w.index(r.note, r.links, in)
+	}
+}
+
+// finish flushes the writer and waits for the index to be persisted.
+func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
+	if ferr := w.maybeFlush(true); err == nil {
+		err = ferr
+	}
+	if err == nil && w.wrote {
+		ix.waitPersisted(time.Minute)
+	}
+	if err == nil && progress != nil {
+		progress(w.total, w.total)
+	}
+	return err
+}
+
+// applyIncremental indexes the notes of toRead and removes those of
+// removed, and rewrites the notes whose inbound link context they change
+// (see links.go). The changed notes are held in memory until written, so
+// this is for small changes; applyFull streams.
+func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
+	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
+	var reads []noteRead
+	err := ix.readNotes(ctx, toRead, nil, func(r noteRead) error {
+		reads = append(reads, r)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// What changes: notes to remove, notes whose content changed (new or
+	// updated), and notes only touched.
+	gone := map[string]bool{}
+	for _, p := range removed {
+		if ix.meta[p] != nil {
+			gone[p] = true
+		}
+	}
+	changed := map[string]noteRead{}
+	var failed []noteRead
+	for _, r := range reads {
+		switch old := ix.meta[r.path]; {
+		case r.err != nil && (isNotExist(r.err) || errors.Is(r.err, vault.ErrNotMarkdown)):
+			if old != nil {
+				gone[r.path] = true
+			}
+		case r.err != nil:
+			failed = append(failed, r)
+		default:
+			changed[r.path] = r // touched notes too: their inbound context may change
+		}
+	}
+	ins := ix.inboundAfter(changed, gone)
+	for p := range gone {
+		w.remove(p)
+		stats.Removed++
+	}
+	for _, r := range failed {
+		ix.classify(w, r, nil, stats)
+	}
+	var reread []string
+	for p, in := range ins {
+		if r, ok := changed[p]; ok {
+			ix.classify(w, r, in, stats)
+			delete(changed, p)
+		} else if m := ix.meta[p]; m != nil && m.inHash != in.hashOrZero() {
+			reread = append(reread, p)
+		}
+	}
+	for p, r := range changed { // inbound context unchanged
+		ix.classify(w, r, ix.storedInbound(p), stats)
+	}
+	sort.Strings(reread)
+	w.total += len(reread)
+	err = ix.readNotes(ctx, reread, nil, func(r noteRead) error {
+		var discard SyncStats // a linked note rewritten is not a change of the vault
+		ix.classify(w, r, ins[r.path], &discard)
+		return w.maybeFlush(false)
+	})
+	return ix.finish(w, err, progress)
+}
+
+// inboundAfter works out which notes' inbound link context the changed
+// (read, with their links) and gone notes may change, and returns their new
+// inbound context (nil for none). A changed note not in the result keeps
+// the inbound context it had (storedInbound). Called with writeMu held.
+func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool) map[string]*inbound {
+	// The notes after the change, by key.
+	keys := keyView{base: ix.keys(), over: map[string][]string{}}
+	added, dropped := map[string]bool{}, map[string]bool{}
+	for p := range changed {
+		if ix.meta[p] == nil {
+			added[p] = true
+		}
+	}
+	for p := range gone {
+		dropped[p] = true
+	}
+	for _, set := range []map[string]bool{added, dropped} {
+		for p := range set {
+			k := vault.NoteKey(p)
+			var ps []string
+			for _, q := range keys.get(k) {
+				if !dropped[q] {
+					ps = append(ps, q)
+				}
+			}
+			if added[p] {
+				ps = append(ps, p)
+			}
+			sort.Strings(ps)
+			keys.over[k] = ps
+		}
+	}
+
+	// A changed note whose links (with their context) are the same as
+	// before changes nothing for the notes it links to: most edits.
+	relinked := map[string]bool{}
+	for p, r := range changed {
+		if m := ix.meta[p]; m == nil || m.outHash != outHash(r.links) {
+			relinked[p] = true
+		}
+	}
+	dirty := map[string]bool{}
+	for p := range added {
+		dirty[p] = true // a new note's inbound context is not known yet
+	}
+	for p := range relinked {
+		for _, lc := range changed[p].links {
+			if to, ok := keys.resolve(lc, p); ok {
+				dirty[to] = true
+			}
+		}
+	}
+	// The old targets of a relinked or removed note: every note named
+	// as one of its links was (a superset; recomputing is exact).
+	for _, set := range []map[string]bool{relinked, gone} {
+		for p := range set {
+			if m := ix.meta[p]; m != nil {
+				for _, k := range m.keys {
+					for _, t := range keys.get(k) {
+						dirty[t] = true
+					}
+				}
+			}
+		}
+	}
+	for _, set := range []map[string]bool{added, dropped} {
+		for p := range set {
+			for _, q := range keys.get(vault.NoteKey(p)) {
+				dirty[q] = true
+			}
+		}
+	}
+	for p := range gone {
+		delete(dirty, p)
+	}
+
+	// The inbound context of each dirty note, from the links to its name.
+	// When the notes of that name are the same before and after, those
+	// are the links stored with them (from notes that did not change) and
+	// the changed notes' own: no note is read. When a note of that name
+	// came or went, a link may now resolve elsewhere or where it resolved
+	// nowhere before: every note linking to the name is read from disk.
+	named := map[string]bool{}
+	for _, set := range []map[string]bool{added, dropped} {
+		for p := range set {
+			named[vault.NoteKey(p)] = true
+		}
+	}
+	before := ix.keys()
+	scanned := map[string][]vault.LinkContext{}
+	for p, r := range changed {
+		scanned[p] = r.links
+	}
+	ins := make(map[string]*inbound, len(dirty))
+	byKey := map[string][]string{}
+	for t := range dirty {
+		byKey[vault.NoteKey(t)] = append(byKey[vault.NoteKey(t)], t)
+	}
+	linkersOf := ix.linkers()
+	for k, targets := range byKey {
+		var items []inboundItem
+		if named[k] {
+			for _, src := range linkersOf[k] {
+				if _, ok := changed[src]; ok || gone[src] {
+					continue
+				}
+				lcs, ok := scanned[src]
+				if !ok {
+					lcs, _ = ix.readLinks(src)
+					scanned[src] = lcs
+				}
+				items = appendItems(items, src, lcs, k)
+			}
+		} else {
+			for _, q := range before[k] {
+				for _, it := range ix.storedItems(q) {
+					if _, ok := changed[it.Src]; !ok && !gone[it.Src] {
+						items = append(items, it)
+					}
+				}
+			}
+		}
+		for p, r := range changed {
+			items = appendItems(items, p, r.links, k)
+		}
+		builders := make(map[string]*inboundBuilder, len(targets))
+		for _, t := range targets {
+			builders[t] = &inboundBuilder{}
+		}
+		for _, it := range items {
+			if to, ok := keys.resolve(it.L, it.Src); ok && builders[to] != nil {
+				builders[to].add(it.Src, it.I, it.L)
+			}
+		}
+		for t, b := range builders {
+			ins[t] = b.build()
+		}
+	}
+	return ins
+}
+
+// appendItems appends the links of lcs (of the note src) whose key is k.
+func appendItems(items []inboundItem, src string, lcs []vault.LinkContext, k string) []inboundItem {
+	for i, lc := range lcs {
+		if vault.LinkKey(lc.Target) == k {
+			items = append(items, inboundItem{src, i, lc})
+		}
+	}
+	return items
 }
 
 // reset replaces the index with an empty one. Called with writeMu held.
@@ -182,30 +462,53 @@ func isNotExist(err error) bool {
 	return errors.Is(err, vault.ErrNotFound) || errors.Is(err, fs.ErrNotExist)
 }
 
-// readNotes parses paths with a pool of workers and hands each result to fn,
-// which runs on the calling goroutine (so it may touch the writer).
-func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(string, *vault.Note, error) error) error {
+// noteRead is one note read and parsed, with its links, or the error.
+type noteRead struct {
+	path  string
+	note  *vault.Note
+	links []vault.LinkContext
+	err   error
+}
+
+// readNotes reads, parses and scans the links of paths with a pool of
+// workers and hands each result to fn, which runs on the calling goroutine
+// (so it may touch the writer). Links already scanned from the same
+// content (known, may be nil) are not scanned again.
+func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string]*scannedLinks, fn func(noteRead) error) error {
 	if len(paths) == 0 {
 		return nil
-	}
-	type result struct {
-		path string
-		note *vault.Note
-		err  error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan string)
-	results := make(chan result, 2*ix.workers)
+	results := make(chan noteRead, 2*ix.workers)
 	var wg sync.WaitGroup
 	for i := 0; i < ix.workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
-				n, err := ix.v.ReadNote(p)
+				r := noteRead{path: p}
+				sl := known[p] // each path has one worker: no race on sl
+				var raw *vault.RawNote
+				var err error
+				if sl != nil && sl.raw != nil {
+					raw, sl.raw = sl.raw, nil
+				} else {
+					raw, err = ix.v.ReadRaw(p, -1)
+				}
+				if err != nil {
+					r.err = err
+				} else {
+					r.note = vault.Parse(raw.Path, raw.Content, raw.ModTime, ix.v.ChunkSize())
+					if sl != nil && sl.same(raw) {
+						r.links = sl.links
+					} else {
+						r.links = vault.LinkContexts(raw.Path, raw.Content)
+					}
+				}
 				select {
-				case results <- result{p, n, err}:
+				case results <- r:
 				case <-ctx.Done():
 					return
 				}
@@ -227,7 +530,7 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(string, 
 		close(results)
 	}()
 	for r := range results {
-		if err := fn(r.path, r.note, r.err); err != nil {
+		if err := fn(r); err != nil {
 			cancel()
 			for range results {
 			}
@@ -244,6 +547,7 @@ type writer struct {
 	ctx      context.Context
 	b        *bleve.Batch
 	pending  map[string]*NoteMeta // nil value: delete
+	docs     map[string]*document.Document
 	ops      int
 	done     int
 	total    int
@@ -259,29 +563,40 @@ func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc
 	if progress != nil {
 		progress(0, total)
 	}
-	return &writer{ix: ix, ctx: ctx, b: b, pending: make(map[string]*NoteMeta), total: total, progress: progress}
+	return &writer{ix: ix, ctx: ctx, b: b, pending: make(map[string]*NoteMeta), docs: make(map[string]*document.Document), total: total, progress: progress}
 }
 
 func metaOfNote(n *vault.Note) *NoteMeta {
 	return &NoteMeta{Path: n.Path, Title: n.Title, Aliases: n.Aliases, Tags: n.Tags, MTime: n.ModTime, Date: n.Date, Size: n.Size, Hash: n.Hash}
 }
 
-func (w *writer) index(n *vault.Note) {
+// index writes a note with its links (the note's own, and in: the
+// context of the links pointing to it).
+func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	doc := document.NewDocument(n.Path)
-	if err := w.ix.m.MapDocument(doc, noteDocument(n)); err != nil {
+	if err := w.ix.m.MapDocument(doc, noteDocument(n, in)); err != nil {
 		// Mapping plain strings cannot fail; keep the old entry if it does.
 		w.ix.log.Warn("cannot map note", "path", n.Path, "err", err)
 		w.done++
 		return
 	}
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
-	w.pending[n.Path] = metaOfNote(n)
+	m := metaOfNote(n)
+	m.inHash, m.keys, m.outHash = in.hashOrZero(), linkKeys(links), outHash(links)
+	w.pending[n.Path] = m
+	w.docs[n.Path] = doc
 	w.ops++
 	w.done++
 }
 
+// touch refreshes the metadata of a note whose content did not change.
 func (w *writer) touch(n *vault.Note) {
-	w.pending[n.Path] = metaOfNote(n)
+	m := metaOfNote(n)
+	if old := w.ix.meta[n.Path]; old != nil {
+		m.inHash, m.lens, m.keys, m.outHash = old.inHash, old.lens, old.keys, old.outHash
+	}
+	w.pending[n.Path] = m
+	delete(w.docs, n.Path)
 	w.ops++
 	w.done++
 }
@@ -289,6 +604,7 @@ func (w *writer) touch(n *vault.Note) {
 func (w *writer) remove(p string) {
 	w.b.Delete(p)
 	w.pending[p] = nil
+	delete(w.docs, p)
 	w.ops++
 	w.done++
 }
@@ -333,18 +649,31 @@ func (w *writer) maybeFlush(final bool) error {
 	if persisted != nil {
 		ix.lastPersist = persisted
 	}
+	// The documents are analysed now: record their field lengths, which
+	// ranking needs (they reach the state record with the next batch).
+	for p, doc := range w.docs {
+		if m := w.pending[p]; m != nil {
+			m.lens = fieldLengths(doc)
+		}
+	}
 	ix.mu.Lock()
 	for p, m := range w.pending {
+		ix.forgetLens(ix.meta[p])
+		ix.titleChanged(ix.meta[p], m)
+		ix.linkTablesChanged(ix.meta[p], m)
 		if m == nil {
 			delete(ix.meta, p)
 		} else {
 			ix.meta[p] = m
+			ix.addLens(m)
 		}
 	}
 	ix.paths = nil
+	ix.metaGen++
 	ix.mu.Unlock()
 	w.wrote = true
 	w.pending = make(map[string]*NoteMeta)
+	w.docs = make(map[string]*document.Document)
 	w.ops = 0
 	return nil
 }
@@ -368,8 +697,7 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 		return err
 	}
 	needSync := false
-	var reads []string
-	w := ix.newWriter(ctx, 0, nil)
+	var reads, gone []string
 	seen := make(map[string]bool, len(b.Changes))
 	for i := len(b.Changes) - 1; i >= 0; i-- { // the last change of a path wins
 		c := b.Changes[i]
@@ -388,7 +716,7 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 		st, err := os.Stat(abs)
 		switch {
 		case err != nil && errors.Is(err, fs.ErrNotExist):
-			ix.removeUnder(w, p)
+			gone = append(gone, ix.notesUnder(p)...)
 		case err != nil:
 			ix.log.Warn("cannot stat changed path", "path", p, "err", err)
 		case st.IsDir():
@@ -399,49 +727,32 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 			reads = append(reads, p)
 		}
 	}
-	err := ix.readNotes(ctx, reads, func(p string, n *vault.Note, rerr error) error {
-		old := ix.metaOf(p)
-		switch {
-		case rerr != nil && isNotExist(rerr):
-			if old != nil {
-				w.remove(p)
-			}
-		case rerr != nil:
-			ix.log.Warn("cannot index note", "path", p, "err", rerr)
-		case old != nil && old.Hash == n.Hash:
-			if !old.MTime.Equal(n.ModTime) || old.Size != n.Size {
-				w.touch(n)
-			}
-		default:
-			w.index(n)
-		}
-		return nil
-	})
-	if err == nil {
-		err = w.maybeFlush(true)
+	if needSync {
+		_, err := ix.syncLocked(ctx, nil)
+		return err
 	}
-	if err != nil {
+	var stats SyncStats
+	var err error
+	if fullLinkScan(len(ix.meta), len(reads)+len(gone)) {
+		// A large batch (a folder of notes copied in): as a sync does.
+		_, err = ix.syncLocked(ctx, nil)
+		return err
+	}
+	if err = ix.applyIncremental(ctx, reads, gone, nil, &stats); err != nil {
 		return fmt.Errorf("apply changes: %w", err)
 	}
-	if needSync {
-		if _, err := ix.syncLocked(ctx, nil); err != nil {
-			return err
-		}
-		return nil
-	}
-	if w.wrote {
-		ix.mu.Lock()
-		ix.lastIndexed = time.Now()
-		ix.mu.Unlock()
-	}
+	ix.mu.Lock()
+	ix.lastIndexed = time.Now()
+	ix.mu.Unlock()
 	ix.notify()
 	return nil
 }
 
-// removeUnder deletes the note at p, or every note under p when p is a
+// notesUnder returns the note at p, or every note under p when p is a
 // folder that went away.
-func (ix *Index) removeUnder(w *writer, p string) {
+func (ix *Index) notesUnder(p string) []string {
 	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	var gone []string
 	if _, ok := ix.meta[p]; ok {
 		gone = append(gone, p)
@@ -452,8 +763,5 @@ func (ix *Index) removeUnder(w *writer, p string) {
 			gone = append(gone, k)
 		}
 	}
-	ix.mu.RUnlock()
-	for _, k := range gone {
-		w.remove(k)
-	}
+	return gone
 }

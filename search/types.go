@@ -40,11 +40,11 @@ type Results struct {
 	// Total counts all matching notes, not just this page.
 	Total  int     `json:"total"`
 	TookMs float64 `json:"tookMs"`
-	// Fuzzy is true when the exact query matched nothing and fuzzy matching
-	// produced these results.
+	// Fuzzy is true when a word of the query is in no note and its likely
+	// spellings were searched for instead (a typo corrected).
 	Fuzzy bool `json:"fuzzy,omitempty"`
-	// Partial is true when no note matched enough of the free terms and
-	// these results match only some of them.
+	// Partial is true when no note holds half of the free terms (rounded
+	// up): the results match only some of them.
 	Partial bool `json:"partial,omitempty"`
 }
 

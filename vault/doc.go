@@ -1,7 +1,8 @@
 // Package vault reads an Obsidian-style markdown vault: it finds the notes
 // (skipping dot-folders and user excludes), parses each note (frontmatter,
 // tags, headings, wikilinks, embeds, markdown links, heading-delimited
-// chunks), resolves every path a host or a model sends safely inside the
+// chunks), reads the context of each link to another note and resolves it
+// as Obsidian does (linkcontext.go), resolves every path a host or a model sends safely inside the
 // vault, looks notes up by what a person would type, and watches the vault
 // with fsnotify so an index can stay fresh. IsNotePath is the one rule of
 // what a note path looks like (a .md file outside dot-folders).

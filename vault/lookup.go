@@ -154,11 +154,20 @@ func notFound(name, key string, paths []string) error {
 
 // EditDistance is the Levenshtein distance between a and b in runes; it
 // returns early with a value >= bound once the distance must exceed it.
-func EditDistance(a, b string, bound int) int {
+func EditDistance(a, b string, bound int) int { return editDistance(a, b, bound, false) }
+
+// OSADistance is the optimal string alignment distance between a and b in
+// runes: Levenshtein with a swap of two adjacent runes as one edit
+// ("zettlekasten" is one edit from "zettelkasten"). It returns early with a
+// value >= bound once the distance must exceed it.
+func OSADistance(a, b string, bound int) int { return editDistance(a, b, bound, true) }
+
+func editDistance(a, b string, bound int, swaps bool) int {
 	ra, rb := []rune(a), []rune(b)
 	if d := len(ra) - len(rb); d >= bound || -d >= bound {
 		return bound
 	}
+	prev2 := make([]int, len(rb)+1) // the row before prev, for swaps
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -173,14 +182,17 @@ func EditDistance(a, b string, bound int) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if swaps && i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 			rowMin = min(rowMin, cur[j])
 		}
 		if rowMin >= bound {
 			return bound
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
-	return prev[len(rb)]
+	return min(prev[len(rb)], bound)
 }
 
 // Lookup resolves name against the notes of the vault (see LookupIn). An

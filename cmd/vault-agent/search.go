@@ -25,17 +25,18 @@ func newSearchCmd(g *globalFlags) *cobra.Command {
 		Use:   "search --vault DIR [--limit N] [--json] QUERY",
 		Short: "Search the notes of a vault",
 		Long: `Search the notes of a vault, ranked by relevance (BM25 over titles, aliases, headings, tags,
-paths and text; diacritics folded, English stemmed, CJK supported). The index is updated first.
+paths, text and the words of the links pointing to each note; diacritics folded, English stemmed,
+CJK supported). The index is updated first.
 
 Query language:
-  free terms           sourdough starter       (ranked; all terms preferred)
+  free terms           sourdough starter       (ranked: notes with more of them first; none required)
   "phrase"             "feeding schedule"
   -term / -"phrase"    -rye                    (exclude)
   OR                   bread OR pizza
   tag:#x               tag:#project            (also matches nested tags like #project/alpha)
   path:folder/         path:recipes/
   file:name            file:"Meeting Notes"
-Terms of 4+ letters fall back to fuzzy matching when nothing matches exactly.`,
+Misspelt words of 4+ letters also match their likely spelling (the first letter must be right).`,
 		Example: `  vault-agent search --vault ~/Notes sourdough
   vault-agent search --vault ~/Notes --limit 5 'tag:#project "launch plan" -draft'
   vault-agent search --vault ~/Notes --json --since 2026-03-01 standup`,

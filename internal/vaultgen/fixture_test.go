@@ -48,8 +48,8 @@ func fixtureNotes(t *testing.T) map[string]string {
 
 func TestFixtureStructure(t *testing.T) {
 	notes := fixtureNotes(t)
-	if len(notes) != 60 {
-		t.Errorf("fixture has %d regular notes, FIXTURE_NOTES.md says 60", len(notes))
+	if len(notes) != 61 {
+		t.Errorf("fixture has %d regular notes, FIXTURE_NOTES.md says 61", len(notes))
 	}
 
 	var broken, noFrontmatter []string

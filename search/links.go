@@ -1,0 +1,482 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Link context. Each note's document carries, besides its own text, the
+// anchor text and the sentence or list item around every link that points
+// to it (fAnchor, fLinkText): people describe a note in the words of the
+// notes that link to it. To keep that exact as notes change, NoteMeta keeps
+// the link keys of each note's own links (vault.LinkKey: which names it
+// links to) and a hash of its inbound context, so a note whose inbound
+// context did not change is not rewritten; both are in the state record.
+//
+// A full index scans the links of every note first (a fast line scanner,
+// vault.LinkContexts, no markdown parse) and then indexes each note with
+// its inbound context. An incremental update (a watcher batch, a sync with
+// few changes) works out which notes' inbound context may have changed:
+// the notes named by the old and new links of a changed or removed note,
+// and the notes sharing a name with a created or removed note (a link by
+// name may now resolve elsewhere); it recomputes their inbound context from
+// their linkers (the notes whose keys name them) read from disk, and
+// rewrites those whose hash changed. After the disk goes quiet the index
+// equals a fresh scan.
+
+// Limits on the inbound context of one note, so a note linked from
+// thousands of daily notes does not grow without bound. The contexts kept
+// are the first ones by linking path, so the choice is deterministic.
+const (
+	maxInboundTexts   = 64
+	maxInboundAnchors = 32
+)
+
+// inbound is the context of the links pointing to one note.
+type inbound struct {
+	from    []string // linking notes, sorted, unique
+	items   []inboundItem
+	anchors []string
+	texts   []string
+	hash    uint64 // 0 when there is no inbound link
+}
+
+// linkKeys returns the unique sorted link keys of lcs.
+func linkKeys(lcs []vault.LinkContext) []string {
+	if len(lcs) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(lcs))
+	for _, l := range lcs {
+		if k := vault.LinkKey(l.Target); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return dedupeSorted(keys)
+}
+
+func dedupeSorted(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// inboundBuilder gathers the contexts pointing to one note.
+type inboundBuilder struct {
+	from  map[string]bool
+	items []inboundItem
+}
+
+// inboundItem is one link pointing to a note: the linking note, the link's
+// place among its links, and the link itself. A note's items are stored
+// with its document (fInbound), so an update can recompute inbound
+// context from them instead of reading the linking notes again.
+type inboundItem struct {
+	Src string
+	I   int
+	L   vault.LinkContext
+}
+
+func (b *inboundBuilder) add(src string, i int, lc vault.LinkContext) {
+	if b.from == nil {
+		b.from = map[string]bool{}
+	}
+	b.from[src] = true
+	b.items = append(b.items, inboundItem{src, i, lc})
+}
+
+// build orders, deduplicates and caps the contexts and hashes the result.
+func (b *inboundBuilder) build() *inbound {
+	if len(b.from) == 0 {
+		return nil
+	}
+	in := &inbound{from: make([]string, 0, len(b.from))}
+	for s := range b.from {
+		in.from = append(in.from, s)
+	}
+	sort.Strings(in.from)
+	sort.Slice(b.items, func(i, j int) bool {
+		if b.items[i].Src != b.items[j].Src {
+			return b.items[i].Src < b.items[j].Src
+		}
+		return b.items[i].I < b.items[j].I
+	})
+	in.items = b.items
+	seenA, seenT := map[string]bool{}, map[string]bool{}
+	for _, it := range b.items {
+		if a := strings.ToLower(it.L.Anchor); a != "" && !seenA[a] && len(in.anchors) < maxInboundAnchors {
+			seenA[a] = true
+			in.anchors = append(in.anchors, it.L.Anchor)
+		}
+		if t := strings.ToLower(it.L.Text); t != "" && !seenT[t] && len(in.texts) < maxInboundTexts {
+			seenT[t] = true
+			in.texts = append(in.texts, it.L.Text)
+		}
+	}
+	h := fnv.New64a()
+	for _, part := range [][]string{in.from, in.anchors, in.texts} {
+		for _, s := range part {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	in.hash = h.Sum64() | 1 // never 0, which means "no inbound link"
+	return in
+}
+
+// outHash is a hash of a note's own links with their context, 0 when it
+// has none: when it is unchanged, an edit of the note changes nothing for
+// the notes it links to.
+func outHash(lcs []vault.LinkContext) uint64 {
+	if len(lcs) == 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	for _, l := range lcs {
+		for _, s := range []string{l.Target, l.Anchor, l.Text} {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		if l.Markdown {
+			h.Write([]byte{1})
+		}
+		h.Write([]byte{2})
+	}
+	return h.Sum64() | 1
+}
+
+// storedItems returns the inbound items stored with the document of the
+// note at p (none when it has no inbound link or is not indexed).
+func (ix *Index) storedItems(p string) []inboundItem {
+	if m := ix.meta[p]; m == nil || m.inHash == 0 {
+		return nil
+	}
+	ix.idxMu.RLock()
+	doc, err := ix.idx.Document(p)
+	ix.idxMu.RUnlock()
+	if err != nil || doc == nil {
+		return nil
+	}
+	var items []inboundItem
+	doc.VisitFields(func(f index.Field) {
+		if f.Name() == fInbound {
+			var err error
+			if items, err = decodeItems(f.Value()); err != nil {
+				ix.log.Warn("unreadable inbound links", "path", p, "err", err)
+			}
+		}
+	})
+	return items
+}
+
+// storedInbound returns the inbound context of the note at p as indexed.
+func (ix *Index) storedInbound(p string) *inbound {
+	items := ix.storedItems(p)
+	if len(items) == 0 {
+		return nil
+	}
+	var b inboundBuilder
+	for _, it := range items {
+		b.add(it.Src, it.I, it.L)
+	}
+	return b.build()
+}
+
+// storedItem is the stored form of an inboundItem, with short keys.
+type storedItem struct {
+	Src      string `json:"s"`
+	I        int    `json:"i,omitempty"`
+	Target   string `json:"t"`
+	Markdown bool   `json:"m,omitempty"`
+	Anchor   string `json:"a,omitempty"`
+	Text     string `json:"x,omitempty"`
+}
+
+// encodeItems is the stored form of a note's inbound items.
+func encodeItems(items []inboundItem) []byte {
+	st := make([]storedItem, len(items))
+	for i, it := range items {
+		st[i] = storedItem{it.Src, it.I, it.L.Target, it.L.Markdown, it.L.Anchor, it.L.Text}
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		panic(err) // strings and ints cannot fail to marshal
+	}
+	return b
+}
+
+// decodeItems reads what encodeItems wrote.
+func decodeItems(b []byte) ([]inboundItem, error) {
+	var st []storedItem
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, err
+	}
+	items := make([]inboundItem, len(st))
+	for i, s := range st {
+		items[i] = inboundItem{s.Src, s.I, vault.LinkContext{Target: s.Target, Markdown: s.Markdown, Anchor: s.Anchor, Text: s.Text}}
+	}
+	return items, nil
+}
+
+func (in *inbound) hashOrZero() uint64 {
+	if in == nil {
+		return 0
+	}
+	return in.hash
+}
+
+// keyIndex maps vault.NoteKey to the notes with that key.
+type keyIndex map[string][]string
+
+func newKeyIndex(paths []string) keyIndex {
+	k := make(keyIndex, len(paths))
+	for _, p := range paths {
+		key := vault.NoteKey(p)
+		k[key] = append(k[key], p)
+	}
+	return k
+}
+
+// resolve returns the note lc (found in src) points to.
+func (k keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
+	return vault.ResolveLink(lc, src, k[vault.LinkKey(lc.Target)])
+}
+
+// keyView is a key index with some keys' notes replaced: the notes by name
+// after a change, without copying the whole index.
+type keyView struct {
+	base keyIndex
+	over map[string][]string
+}
+
+func (v keyView) get(k string) []string {
+	if ps, ok := v.over[k]; ok {
+		return ps
+	}
+	return v.base[k]
+}
+
+// resolve returns the note lc (found in src) points to.
+func (v keyView) resolve(lc vault.LinkContext, src string) (string, bool) {
+	return vault.ResolveLink(lc, src, v.get(vault.LinkKey(lc.Target)))
+}
+
+// buildInbound computes the inbound context of every note from the links
+// of all notes.
+func buildInbound(out map[string]*scannedLinks, keys keyIndex) map[string]*inbound {
+	builders := map[string]*inboundBuilder{}
+	for src, sl := range out {
+		for i, lc := range sl.links {
+			to, ok := keys.resolve(lc, src)
+			if !ok {
+				continue
+			}
+			b := builders[to]
+			if b == nil {
+				b = &inboundBuilder{}
+				builders[to] = b
+			}
+			b.add(src, i, lc)
+		}
+	}
+	in := make(map[string]*inbound, len(builders))
+	for p, b := range builders {
+		in[p] = b.build()
+	}
+	return in
+}
+
+// scannedLinks are the links of a note read from disk, with what identifies
+// the content they were read from.
+type scannedLinks struct {
+	links     []vault.LinkContext
+	modTime   time.Time
+	n         int  // bytes read
+	truncated bool // the note is longer than vault.LinkScanLimit
+	// raw is the whole note as read, kept (within keepRawBytes) so the
+	// indexing pass that follows need not read it again; that pass takes
+	// it and sets it to nil.
+	raw *vault.RawNote
+}
+
+// keepRawBytes bounds the note text a full index keeps between its link
+// scan and its indexing pass.
+const keepRawBytes = 32 << 20
+
+// same reports whether raw (a whole note) is the content the links were
+// scanned from.
+func (s *scannedLinks) same(raw *vault.RawNote) bool {
+	if !s.modTime.Equal(raw.ModTime) {
+		return false
+	}
+	if s.truncated {
+		return len(raw.Content) > s.n
+	}
+	return len(raw.Content) == s.n
+}
+
+// scanLinks reads the links of the notes at paths from disk, with a pool
+// of workers. Notes that cannot be read are left out.
+func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string]*scannedLinks, error) {
+	out := make(map[string]*scannedLinks, len(paths))
+	var mu sync.Mutex
+	var kept atomic.Int64
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	for w := 0; w < min(ix.workers, max(1, len(paths))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range jobs {
+				raw, err := ix.v.ReadRaw(p, vault.LinkScanLimit)
+				if err != nil {
+					continue
+				}
+				sl := &scannedLinks{links: vault.LinkContexts(p, raw.Content), modTime: raw.ModTime, n: len(raw.Content), truncated: raw.Truncated}
+				if !raw.Truncated && kept.Add(int64(len(raw.Content))) <= keepRawBytes {
+					sl.raw = raw
+				}
+				mu.Lock()
+				out[p] = sl
+				mu.Unlock()
+			}
+		}()
+	}
+	var err error
+feed:
+	for _, p := range paths {
+		select {
+		case jobs <- p:
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return out, err
+}
+
+// readLinks reads the links of one note from disk.
+func (ix *Index) readLinks(p string) ([]vault.LinkContext, bool) {
+	raw, err := ix.v.ReadRaw(p, vault.LinkScanLimit)
+	if err != nil {
+		return nil, false
+	}
+	return vault.LinkContexts(p, raw.Content), true
+}
+
+// keys returns the key index of the indexed notes, building it if stale.
+func (ix *Index) keys() keyIndex {
+	ix.mu.RLock()
+	k := ix.keyIdx
+	ix.mu.RUnlock()
+	if k != nil {
+		return k
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.keyIdx == nil {
+		paths := make([]string, 0, len(ix.meta))
+		for p := range ix.meta {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		ix.keyIdx = newKeyIndex(paths)
+	}
+	return ix.keyIdx
+}
+
+// linkTablesChanged updates the key and linker tables, when built, for a
+// note replaced (old or m may be nil). Lists are replaced, never changed
+// in place, so a table handed out earlier stays as it was. Called with mu
+// held for writing.
+func (ix *Index) linkTablesChanged(old, m *NoteMeta) {
+	if ix.keyIdx != nil && (old == nil) != (m == nil) {
+		if old != nil {
+			k := vault.NoteKey(old.Path)
+			ix.keyIdx[k] = without(ix.keyIdx[k], old.Path)
+		} else {
+			k := vault.NoteKey(m.Path)
+			ix.keyIdx[k] = withSorted(ix.keyIdx[k], m.Path)
+		}
+	}
+	if ix.linkersIdx != nil {
+		if old != nil {
+			for _, k := range old.keys {
+				ix.linkersIdx[k] = without(ix.linkersIdx[k], old.Path)
+			}
+		}
+		if m != nil {
+			for _, k := range m.keys {
+				ix.linkersIdx[k] = withSorted(ix.linkersIdx[k], m.Path)
+			}
+		}
+	}
+}
+
+// without returns a copy of ps without p.
+func without(ps []string, p string) []string {
+	out := make([]string, 0, len(ps))
+	for _, q := range ps {
+		if q != p {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// withSorted returns a copy of the sorted ps with p added.
+func withSorted(ps []string, p string) []string {
+	i, found := slices.BinarySearch(ps, p)
+	if found {
+		return ps
+	}
+	out := make([]string, 0, len(ps)+1)
+	out = append(out, ps[:i]...)
+	out = append(out, p)
+	return append(out, ps[i:]...)
+}
+
+// linkers returns, by link key, the notes with a link of that key,
+// building the table if stale. The map is shared: do not modify it.
+func (ix *Index) linkers() map[string][]string {
+	ix.mu.RLock()
+	l := ix.linkersIdx
+	ix.mu.RUnlock()
+	if l != nil {
+		return l
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.linkersIdx == nil {
+		l = make(map[string][]string, len(ix.meta))
+		for p, m := range ix.meta {
+			for _, k := range m.keys {
+				l[k] = append(l[k], p)
+			}
+		}
+		for _, ps := range l {
+			sort.Strings(ps)
+		}
+		ix.linkersIdx = l
+	}
+	return ix.linkersIdx
+}

@@ -1,0 +1,365 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// linkVault has notes that describe others through their links.
+var linkVault = map[string]string{
+	"plugins/Page preview.md": "# Page preview\nShows a popover of the linked note.\n",
+	"Plugin list.md": joinLines("# Core plugins",
+		"- [[Page preview]] - hover over a link to glimpse the note",
+		"- [[Sync|keep devices in step]] costs money"),
+	"core/Sync.md":        "# Sync\nEnd-to-end encrypted.\n",
+	"other/Sync.md":       "# Sync\nAnother note named Sync.\n",
+	"daily/2026-01-01.md": "Tried [[Page preview#Settings|the quicklook thing]] today. Unrelated sentence about gardening.\n",
+	"docs/Guide.md":       "Read [the setup walkthrough](../core/Sync.md) first.\n```\n[[Page preview]] in code: ignored codeword\n```\n",
+	"Embedder.md":         "Look: ![[Page preview]] embedded with zebrafish.\n",
+}
+
+// linkFields are the fields the link context fills.
+var linkFields = []string{fAnchor, fLinkText}
+
+// fieldPostings returns, for each term of field, the documents holding it
+// with their term frequency: the field's whole inverted index.
+func fieldPostings(t *testing.T, ix *Index, field string) map[string]map[string]uint64 {
+	t.Helper()
+	ix.idxMu.RLock()
+	defer ix.idxMu.RUnlock()
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dict, err := r.FieldDict(field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dict.Close()
+	out := map[string]map[string]uint64{}
+	for {
+		de, err := dict.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if de == nil {
+			break
+		}
+		tfr, err := r.TermFieldReader(context.Background(), []byte(de.Term), field, true, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			d, err := tfr.Next(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d == nil {
+				break
+			}
+			id, err := r.ExternalID(d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out[de.Term] == nil {
+				out[de.Term] = map[string]uint64{}
+			}
+			out[de.Term][id] = d.Freq
+		}
+		tfr.Close()
+	}
+	return out
+}
+
+// assertLinksAsFresh checks that the link fields of ix hold exactly what a
+// fresh index over dir holds, posting by posting, and that the notes carry
+// the same inbound hashes; then runs the usual fresh-index comparison.
+func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
+	t.Helper()
+	fresh := openIndex(t, dir, "")
+	for _, f := range linkFields {
+		got, want := fieldPostings(t, ix, f), fieldPostings(t, fresh, f)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("field %s differs from a fresh index:\n got %v\nwant %v", f, got, want)
+		}
+	}
+	for _, p := range fresh.Paths() {
+		a, b := ix.metaOf(p), fresh.metaOf(p)
+		if a == nil || a.inHash != b.inHash || !reflect.DeepEqual(a.keys, b.keys) {
+			t.Errorf("link data of %s: got %+v, fresh %+v", p, a, b)
+		}
+	}
+	assertSameAsFresh(t, ix, dir, extra...)
+}
+
+// linkedBy returns the notes recorded as linking to p's name.
+func linkedBy(t *testing.T, ix *Index, p string) []string {
+	t.Helper()
+	from := slices.Clone(ix.linkers()[vault.NoteKey(p)])
+	sort.Strings(from)
+	return from
+}
+
+// finds reports whether a search for q lists p.
+func finds(t *testing.T, ix *Index, q, p string) bool {
+	t.Helper()
+	for _, r := range search(t, ix, Request{Query: q, Limit: 100}).Results {
+		if r.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLinkContextIndexed(t *testing.T) {
+	ix := openIndex(t, writeVault(t, linkVault), "")
+	tests := []struct {
+		query string
+		note  string
+		found bool
+		why   string
+	}{
+		{"glimpse", "plugins/Page preview.md", true, "the list item around a link describes the note in words it never uses"},
+		{"quicklook", "plugins/Page preview.md", true, "the alias of a link to a heading of the note"},
+		{"walkthrough", "core/Sync.md", true, "the text of a relative markdown link"},
+		{"devices", "core/Sync.md", true, "[[Sync]] from the vault root resolves to the Sync nearest the root, then the first by path"},
+		{"devices", "other/Sync.md", false, "a link resolves to one note only"},
+		{"zebrafish", "plugins/Page preview.md", true, "the sentence around an embed"},
+		{"codeword", "plugins/Page preview.md", false, "a link in a code block is no link"},
+		{"gardening", "plugins/Page preview.md", false, "another sentence of the linking paragraph is not the link's context"},
+	}
+	for _, tt := range tests {
+		if got := finds(t, ix, tt.query, tt.note); got != tt.found {
+			t.Errorf("%q finds %s = %v, want %v: %s", tt.query, tt.note, got, tt.found, tt.why)
+		}
+	}
+	if got, want := linkedBy(t, ix, "plugins/Page preview.md"), []string{"Embedder.md", "Plugin list.md", "daily/2026-01-01.md"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("linked by %v, want %v", got, want)
+	}
+}
+
+// Editing, renaming and deleting linking notes, and creating, renaming
+// and deleting linked ones, keep the link context exact: after each step
+// the index equals a fresh scan, field by field.
+func TestLinkContextIncremental(t *testing.T) {
+	for _, disk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("disk=%v", disk), func(t *testing.T) {
+			dir := writeVault(t, linkVault)
+			path := ""
+			if disk {
+				path = filepath.Join(t.TempDir(), "idx")
+			}
+			ix, _ := openDisk(t, dir, path)
+			apply := func(changes ...vault.Change) {
+				t.Helper()
+				if err := ix.Apply(context.Background(), vault.Batch{Changes: changes}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// found checks whether q finds p, which holds none of q's
+			// words itself: only a link's context can make it match.
+			found := func(q, p string, want bool) {
+				t.Helper()
+				if got := finds(t, ix, q, p); got != want {
+					t.Errorf("%q finds %s = %v, want %v", q, p, got, want)
+				}
+			}
+			rm := func(p string) {
+				t.Helper()
+				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mv := func(from, to string) {
+				t.Helper()
+				abs := filepath.Join(dir, filepath.FromSlash(to))
+				if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(filepath.Join(dir, filepath.FromSlash(from)), abs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			assertLinksAsFresh(t, ix, dir)
+
+			// Edit a linking note: its old words leave the target, new ones arrive.
+			writeFile(t, dir, "Plugin list.md", "- [[Page preview]] - a floating card over links\n- [[Sync|keep devices in step]]\n")
+			apply(vault.Change{Path: "Plugin list.md"})
+			found("floating", "plugins/Page preview.md", true)
+			found("glimpse", "plugins/Page preview.md", false)
+			assertLinksAsFresh(t, ix, dir, "floating", "glimpse")
+
+			// Edit a linked note without touching links: it keeps the
+			// context others give it.
+			writeFile(t, dir, "plugins/Page preview.md", "# Page preview\nShows a popover of the linked note. Edited.\n")
+			apply(vault.Change{Path: "plugins/Page preview.md"})
+			found("floating", "plugins/Page preview.md", true)
+			found("quicklook", "plugins/Page preview.md", true)
+			// Edit a linking note away from its links: nothing changes
+			// for the note it links to.
+			writeFile(t, dir, "daily/2026-01-01.md", "Tried [[Page preview#Settings|the quicklook thing]] today. Unrelated sentence about roses.\n")
+			apply(vault.Change{Path: "daily/2026-01-01.md"})
+			found("quicklook", "plugins/Page preview.md", true)
+			assertLinksAsFresh(t, ix, dir, "floating", "quicklook", "roses")
+
+			// Edit a linking note so it no longer links to the target at all.
+			writeFile(t, dir, "daily/2026-01-01.md", "Tried nothing today.\n")
+			apply(vault.Change{Path: "daily/2026-01-01.md"})
+			found("quicklook", "plugins/Page preview.md", false)
+			assertLinksAsFresh(t, ix, dir, "quicklook")
+
+			// Rename a linking note (delete + create).
+			mv("Plugin list.md", "lists/Plugin list.md")
+			apply(vault.Change{Path: "Plugin list.md", Removed: true}, vault.Change{Path: "lists/Plugin list.md"})
+			found("floating", "plugins/Page preview.md", true)
+			assertLinksAsFresh(t, ix, dir, "floating")
+
+			// A new note with a shared name takes over links by that name
+			// from notes in its folder.
+			writeFile(t, dir, "lists/Sync.md", "# Sync\nThe list's own sync note.\n")
+			apply(vault.Change{Path: "lists/Sync.md"})
+			found("devices", "lists/Sync.md", true)
+			found("devices", "core/Sync.md", false)
+			assertLinksAsFresh(t, ix, dir, "devices")
+
+			// ...and gives them back when it is deleted.
+			rm("lists/Sync.md")
+			apply(vault.Change{Path: "lists/Sync.md", Removed: true})
+			found("devices", "core/Sync.md", true)
+			assertLinksAsFresh(t, ix, dir, "devices")
+
+			// Rename a linked note: links by the old name dangle, the new
+			// name has no inbound context until a linker is updated.
+			mv("plugins/Page preview.md", "plugins/Hover card.md")
+			apply(vault.Change{Path: "plugins/Page preview.md", Removed: true}, vault.Change{Path: "plugins/Hover card.md"})
+			found("floating", "plugins/Hover card.md", false)
+			assertLinksAsFresh(t, ix, dir, "floating")
+			writeFile(t, dir, "lists/Plugin list.md", "- [[Hover card]] - a floating card over links\n")
+			apply(vault.Change{Path: "lists/Plugin list.md"})
+			found("floating", "plugins/Hover card.md", true)
+			assertLinksAsFresh(t, ix, dir, "floating")
+
+			// Recreate a note under the old name: dangling links resolve again.
+			writeFile(t, dir, "plugins/Page preview.md", "# Page preview\nBack again.\n")
+			apply(vault.Change{Path: "plugins/Page preview.md"})
+			found("zebrafish", "plugins/Page preview.md", true)
+			assertLinksAsFresh(t, ix, dir, "zebrafish")
+
+			// Delete a linking note, then a linked one.
+			rm("lists/Plugin list.md")
+			apply(vault.Change{Path: "lists/Plugin list.md", Removed: true})
+			found("floating", "plugins/Hover card.md", false)
+			rm("core/Sync.md")
+			apply(vault.Change{Path: "core/Sync.md", Removed: true})
+			found("walkthrough", "core/Sync.md", false)
+			assertLinksAsFresh(t, ix, dir, "floating", "walkthrough")
+
+			// The same after a sync of changes made while nothing watched.
+			writeFile(t, dir, "docs/Guide.md", "See [[Page preview|the peek window]].\n")
+			writeFile(t, dir, "Sync.md", "# Sync\nroot sync\n")
+			rm("Embedder.md")
+			if _, err := ix.Sync(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			found("peek", "plugins/Page preview.md", true)
+			found("zebrafish", "plugins/Page preview.md", false)
+			assertLinksAsFresh(t, ix, dir, "peek", "zebrafish")
+		})
+	}
+}
+
+// The same through the live watcher: after the disk goes quiet, the link
+// fields equal a fresh scan.
+func TestLinkContextWatcher(t *testing.T) {
+	dir := writeVault(t, linkVault)
+	ix, err := Open(context.Background(), Options{Vault: openVault(t, dir), Logger: testLogger(t), Debounce: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, unsub := ix.Subscribe()
+	defer unsub()
+	if err := ix.Watch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	abs := func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) }
+	later := func(p string) {
+		t.Helper()
+		ts := time.Now().Add(time.Minute)
+		if err := os.Chtimes(abs(p), ts, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name  string
+		do    func()
+		query string
+		note  string
+		found bool
+	}{
+		{"edit a linking note", func() {
+			writeFile(t, dir, "Plugin list.md", "- [[Page preview]] - a floating card over links\n")
+			later("Plugin list.md")
+		}, "floating", "plugins/Page preview.md", true},
+		{"edit the linked note, links unchanged", func() {
+			writeFile(t, dir, "plugins/Page preview.md", "# Page preview\nEdited while watched.\n")
+			later("plugins/Page preview.md")
+		}, "floating", "plugins/Page preview.md", true},
+		{"create a linking note", func() {
+			writeFile(t, dir, "new/Links.md", "Compare [[Sync|the paid backup]] with git.\n")
+		}, "backup", "core/Sync.md", true},
+		{"rename a linking note", func() {
+			if err := os.Rename(abs("new/Links.md"), abs("new/Renamed links.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, "backup", "core/Sync.md", true},
+		{"create a note sharing a linked name", func() {
+			writeFile(t, dir, "new/Sync.md", "# Sync\nnew folder's own\n")
+		}, "backup", "new/Sync.md", true},
+		{"rename the linked note", func() {
+			if err := os.Rename(abs("plugins/Page preview.md"), abs("plugins/Preview.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, "floating", "plugins/Preview.md", false},
+		{"delete a linking note", func() {
+			if err := os.Remove(abs("new/Renamed links.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, "backup", "new/Sync.md", false},
+		{"delete a linked note", func() {
+			if err := os.Remove(abs("core/Sync.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, "walkthrough", "core/Sync.md", false},
+	}
+	for _, st := range steps {
+		st.do()
+		waitFor(t, ix, ch, 10*time.Second, st.name, func() bool { return diskMatches(t, ix) })
+		if got := finds(t, ix, st.query, st.note); got != st.found {
+			t.Errorf("%s: %q finds %s = %v, want %v", st.name, st.query, st.note, got, st.found)
+		}
+		assertLinksAsFresh(t, ix, dir, st.query)
+		if t.Failed() {
+			t.Fatalf("after %s", st.name)
+		}
+	}
+}

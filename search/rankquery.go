@@ -1,0 +1,294 @@
+package search
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// fillerWords are words of questions and requests that are not stop words
+// of the analyzer but say nothing about which note is meant ("is there a
+// way to", "I want to", "how can I get"). They weigh fillerWeight of a
+// content word and are never needed for a note to match.
+var fillerWords = strings.Fields(`way ways want wants wanted need needs needed like likes get gets getting got
+make makes making use uses using used know knows thing things something anything anyone someone somebody
+everything everyone possible able would could might must shall also really actually please can't cannot
+don't doesn't didn't isn't aren't won't i'm i've i'd let lets tell maybe still even ever whether etc`)
+
+// fillers holds the analyzed forms of fillerWords for one analyzer.
+type fillers struct {
+	once sync.Once
+	set  map[string]bool
+}
+
+func (f *fillers) of(an analysis.Analyzer) map[string]bool {
+	f.once.Do(func() {
+		f.set = map[string]bool{}
+		for _, w := range fillerWords {
+			for _, t := range an.Analyze([]byte(w)) {
+				f.set[string(t.Term)] = true
+			}
+		}
+	})
+	return f.set
+}
+
+// maxQueryTokens bounds the distinct words of a ranked group read at all;
+// the most distinctive maxRankWords of them are searched for.
+const maxQueryTokens = 256
+
+// newRankQuery builds the ranked query of the free terms of one group:
+// their analyzed tokens (stop words gone, each token once) with filler
+// marked, the notes whose title or alias is exactly these words, and the
+// field length means. nil when only stop words remain.
+func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
+	fill := ix.fill.of(ix.textAn)
+	q := &rankQuery{fuzzAll: fuzzAll, stats: &rankStats{}, avg: ix.avgLens(), titleFixes: ix.titleFixes}
+	seen := map[string]bool{}
+	var content []string
+	prev := "" // the surface form of the previous word, if right before this one
+	for _, text := range texts {
+		toks := ix.textAn.Analyze([]byte(text))
+		if len(toks) == 0 {
+			prev = "" // a stop word stood between
+		}
+		for k, t := range toks {
+			tok := string(t.Term)
+			surface := strings.ToLower(text[t.Start:t.End])
+			if k > 0 && t.Position != toks[k-1].Position+1 {
+				prev = ""
+			}
+			if n := len(q.words); n > 0 && n < maxRankWords && prev != "" && q.words[n-1].joined == "" {
+				if j := ix.textAn.Analyze([]byte(prev + surface)); len(j) == 1 {
+					q.words[n-1].joined = string(j[0].Term)
+				}
+			}
+			prev = surface
+			if seen[tok] || len(q.words) >= maxQueryTokens {
+				prev = ""
+				continue
+			}
+			seen[tok] = true
+			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: fill[tok]})
+			if !fill[tok] {
+				content = append(content, tok)
+			}
+		}
+	}
+	if len(q.words) == 0 {
+		return nil
+	}
+	full := titleKey(ix.textAn, strings.Join(texts, " "))
+	q.exact = ix.exactTitles(full)
+	sort.Strings(content)
+	if k := strings.Join(content, " "); k != full && k != "" {
+		q.exact = append(q.exact, ix.exactTitles(k)...)
+	}
+	return q
+}
+
+// titleKey is the key of a title, an alias or a query for exact matching:
+// its analyzed tokens, sorted, so case, diacritics, punctuation, stop words,
+// plurals and word order do not matter.
+func titleKey(an analysis.Analyzer, s string) string {
+	toks := an.Analyze([]byte(s))
+	if len(toks) == 0 {
+		return ""
+	}
+	words := make([]string, len(toks))
+	for i, t := range toks {
+		words[i] = string(t.Term)
+	}
+	sort.Strings(words)
+	return strings.Join(words, " ")
+}
+
+// exactTitles returns the notes whose title or alias has key. The map of
+// title keys is built on first use and kept up to date by the writer.
+func (ix *Index) exactTitles(key string) []string {
+	if key == "" {
+		return nil
+	}
+	ix.mu.RLock()
+	if ix.titleIdx != nil {
+		defer ix.mu.RUnlock()
+		return append([]string(nil), ix.titleIdx[key]...)
+	}
+	ix.mu.RUnlock()
+	ix.buildTitles()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return append([]string(nil), ix.titleIdx[key]...)
+}
+
+// buildTitles builds the title keys and words of the notes if needed. The
+// titles are analysed without holding mu for writing, so searches and
+// metadata reads go on meanwhile; a build overtaken by a change of the
+// metadata is dropped and done again.
+func (ix *Index) buildTitles() {
+	for {
+		ix.mu.RLock()
+		if ix.titleIdx != nil {
+			ix.mu.RUnlock()
+			return
+		}
+		gen := ix.metaGen
+		metas := make([]*NoteMeta, 0, len(ix.meta))
+		for _, m := range ix.meta {
+			metas = append(metas, m)
+		}
+		ix.mu.RUnlock()
+		idx := make(map[string][]string, len(metas))
+		vocab := make(map[string]int, len(metas))
+		for _, m := range metas {
+			for _, k := range ix.noteTitleKeys(m) {
+				idx[k] = append(idx[k], m.Path)
+			}
+			addTitleWords(vocab, m, 1)
+		}
+		ix.mu.Lock()
+		if ix.titleIdx == nil && ix.metaGen == gen {
+			ix.titleIdx, ix.titleVocab = idx, vocab
+		}
+		done := ix.titleIdx != nil
+		ix.mu.Unlock()
+		if done {
+			return
+		}
+	}
+}
+
+// titleFixes returns the tokens of the words of note titles and aliases one
+// edit from word (two for words of 8+ letters), with the same first letter, closest
+// first: what a misspelt word likely meant, when the misspelling hides a
+// suffix the stemmed index cannot see past ("validaton" for "validation",
+// which the index holds as "valid").
+func (ix *Index) titleFixes(word string) []string {
+	word = strings.ToLower(word)
+	if !isASCII([]byte(word)) {
+		word = string(asciiFolder.Filter([]byte(word)))
+	}
+	n := utf8.RuneCountInString(word)
+	if n < 4 {
+		return nil
+	}
+	limit := 1
+	if n >= 8 {
+		limit = 2
+	}
+	ix.buildTitles()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.titleVocab[word] > 0 {
+		return nil
+	}
+	first, _ := utf8.DecodeRuneInString(word)
+	type cand struct {
+		w    string
+		d, c int
+	}
+	var cands []cand
+	for w, c := range ix.titleVocab {
+		r, _ := utf8.DecodeRuneInString(w)
+		if r != first || abs(utf8.RuneCountInString(w)-n) > limit {
+			continue
+		}
+		if d := vault.OSADistance(word, w, limit+1); d <= limit {
+			cands = append(cands, cand{w, d, c})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].d != cands[j].d {
+			return cands[i].d < cands[j].d
+		}
+		if cands[i].c != cands[j].c {
+			return cands[i].c > cands[j].c
+		}
+		return cands[i].w < cands[j].w
+	})
+	var out []string
+	for _, c := range cands {
+		if len(out) == maxCorrections || c.d != cands[0].d {
+			break
+		}
+		for _, t := range ix.textAn.Analyze([]byte(c.w)) {
+			if tok := string(t.Term); !slices.Contains(out, tok) {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// titleChanged updates the title keys for a note replaced (old or m may be
+// nil); called with mu held for writing.
+func (ix *Index) titleChanged(old, m *NoteMeta) {
+	if ix.titleIdx == nil {
+		return
+	}
+	if old != nil {
+		for _, k := range ix.noteTitleKeys(old) {
+			ps := ix.titleIdx[k]
+			for i, p := range ps {
+				if p == old.Path {
+					ps = append(ps[:i:i], ps[i+1:]...)
+					break
+				}
+			}
+			if len(ps) == 0 {
+				delete(ix.titleIdx, k)
+			} else {
+				ix.titleIdx[k] = ps
+			}
+		}
+	}
+	if m != nil {
+		for _, k := range ix.noteTitleKeys(m) {
+			ix.titleIdx[k] = append(ix.titleIdx[k], m.Path)
+		}
+	}
+	addTitleWords(ix.titleVocab, old, -1)
+	addTitleWords(ix.titleVocab, m, 1)
+}
+
+// addTitleWords counts (d = 1) or uncounts (d = -1) the words of the title
+// and aliases of m in vocab.
+func addTitleWords(vocab map[string]int, m *NoteMeta, d int) {
+	if m == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, s := range append([]string{m.Title}, m.Aliases...) {
+		for _, w := range titleWords(s) {
+			if !seen[w] {
+				seen[w] = true
+				if vocab[w] += d; vocab[w] <= 0 {
+					delete(vocab, w)
+				}
+			}
+		}
+	}
+}
+
+func (ix *Index) noteTitleKeys(m *NoteMeta) []string {
+	var keys []string
+	for _, s := range append([]string{m.Title}, m.Aliases...) {
+		if k := titleKey(ix.textAn, s); k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

@@ -1,0 +1,200 @@
+package search
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The state record lists every indexed note with its metadata (NoteMeta).
+// It is written with every batch, in the same bleve batch as the documents
+// (see sync.go), so it is encoded in a compact binary form rather than
+// JSON: a save re-encodes it whole, and JSON took tens of milliseconds for
+// 10,000 notes. Layout: the magic "VAS1", the number of notes, then per
+// note, in order: path, title, aliases, tags (strings: uvarint length and
+// bytes; lists: uvarint count and strings), mtime (varint ns), date
+// (varint ms, 0 when none), size (varint), hash (string), field lengths
+// (uvarint count and uvarints), inbound hash and outbound hash (8 bytes
+// each), link keys (list).
+const stateMagic = "VAS1"
+
+// encodeState serializes meta with the pending changes applied (a nil value
+// in pending deletes the path).
+func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
+	n := 0
+	for p := range meta {
+		if _, ok := pending[p]; !ok {
+			n++
+		}
+	}
+	for _, m := range pending {
+		if m != nil {
+			n++
+		}
+	}
+	b := make([]byte, 0, 256*n+16)
+	b = append(b, stateMagic...)
+	b = binary.AppendUvarint(b, uint64(n))
+	add := func(m *NoteMeta) {
+		b = appendStr(b, m.Path)
+		b = appendStr(b, m.Title)
+		b = appendStrs(b, m.Aliases)
+		b = appendStrs(b, m.Tags)
+		b = binary.AppendVarint(b, m.MTime.UnixNano())
+		var date int64
+		if !m.Date.IsZero() {
+			date = m.Date.UnixMilli()
+		}
+		b = binary.AppendVarint(b, date)
+		b = binary.AppendVarint(b, m.Size)
+		b = appendStr(b, m.Hash)
+		b = binary.AppendUvarint(b, uint64(len(m.lens)))
+		for _, l := range m.lens {
+			b = binary.AppendUvarint(b, uint64(l))
+		}
+		b = binary.LittleEndian.AppendUint64(b, m.inHash)
+		b = binary.LittleEndian.AppendUint64(b, m.outHash)
+		b = appendStrs(b, m.keys)
+	}
+	for p, m := range meta {
+		if _, ok := pending[p]; !ok {
+			add(m)
+		}
+	}
+	for _, m := range pending {
+		if m != nil {
+			add(m)
+		}
+	}
+	return b
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendStrs(b []byte, ss []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+// stateReader decodes the state record; the first error sticks.
+type stateReader struct {
+	b   []byte
+	err error
+}
+
+func (r *stateReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errors.New("truncated number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *stateReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errors.New("truncated number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *stateReader) u64() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.err = errors.New("truncated hash")
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *stateReader) str() string {
+	n := r.uvarint()
+	if r.err != nil {
+		return ""
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errors.New("truncated string")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *stateReader) strs() []string {
+	n := r.uvarint()
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errors.New("truncated list")
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.str()
+	}
+	return out
+}
+
+func decodeState(b []byte) ([]*NoteMeta, error) {
+	if len(b) == 0 {
+		return nil, errors.New("missing")
+	}
+	if len(b) < len(stateMagic) || string(b[:len(stateMagic)]) != stateMagic {
+		return nil, errors.New("unknown format")
+	}
+	r := &stateReader{b: b[len(stateMagic):]}
+	n := r.uvarint()
+	if r.err == nil && n > uint64(len(r.b)) {
+		r.err = errors.New("bad note count")
+	}
+	var out []*NoteMeta
+	for i := uint64(0); r.err == nil && i < n; i++ {
+		m := &NoteMeta{Path: r.str(), Title: r.str(), Aliases: r.strs(), Tags: r.strs()}
+		m.MTime = time.Unix(0, r.varint())
+		if d := r.varint(); d != 0 {
+			m.Date = time.UnixMilli(d)
+		}
+		m.Size = r.varint()
+		m.Hash = r.str()
+		if nl := r.uvarint(); nl > 0 {
+			if nl != uint64(numLenFields) {
+				r.err = fmt.Errorf("%d field lengths, want %d", nl, numLenFields)
+				break
+			}
+			m.lens = make([]int32, nl)
+			for j := range m.lens {
+				m.lens[j] = int32(r.uvarint())
+			}
+		}
+		m.inHash, m.outHash = r.u64(), r.u64()
+		m.keys = r.strs()
+		out = append(out, m)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return out, nil
+}

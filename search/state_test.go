@@ -1,0 +1,46 @@
+package search
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestStateRoundTrip(t *testing.T) {
+	meta := map[string]*NoteMeta{
+		"a.md": {Path: "a.md", Title: "A", Aliases: []string{"x", "y"}, Tags: []string{"t/u"}, MTime: time.Unix(1, 5),
+			Date: time.UnixMilli(1700000000000), Size: 42, Hash: "abc", lens: make([]int32, numLenFields), inHash: 7, outHash: 9,
+			keys: []string{"b", "c"}},
+		"gone.md": {Path: "gone.md", MTime: time.Unix(2, 0)},
+	}
+	meta["a.md"].lens[4] = 300
+	pending := map[string]*NoteMeta{"gone.md": nil, "new.md": {Path: "new.md", Title: "New", MTime: time.Unix(3, 0)}}
+	got, err := decodeState(encodeState(meta, pending))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]*NoteMeta{}
+	for _, m := range got {
+		byPath[m.Path] = m
+	}
+	if len(got) != 2 || byPath["gone.md"] != nil || byPath["new.md"] == nil {
+		t.Fatalf("decoded %d notes: %v", len(got), byPath)
+	}
+	a := byPath["a.md"]
+	want := meta["a.md"]
+	if !reflect.DeepEqual(a.lens, want.lens) || !reflect.DeepEqual(a.keys, want.keys) || a.inHash != 7 || a.outHash != 9 ||
+		!a.MTime.Equal(want.MTime) || !a.Date.Equal(want.Date) || a.Size != 42 || a.Hash != "abc" ||
+		!reflect.DeepEqual(a.Aliases, want.Aliases) || !reflect.DeepEqual(a.Tags, want.Tags) || a.Title != "A" {
+		t.Errorf("a.md = %+v, want %+v", a, want)
+	}
+	// A damaged record is an error, never a panic.
+	b := encodeState(meta, nil)
+	for i := range b {
+		if _, err := decodeState(b[:i]); err == nil && i < len(b) {
+			t.Errorf("truncated at %d of %d: no error", i, len(b))
+		}
+	}
+	if _, err := decodeState([]byte(`[{"p":"x.md"}]`)); err == nil {
+		t.Error("an old JSON state decoded")
+	}
+}
