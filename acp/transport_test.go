@@ -69,7 +69,7 @@ func TestFilterInput(t *testing.T) {
 	var codes []int
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var m struct {
-			ID    json.RawMessage `json:"id"`
+			ID    json.RawMessage    `json:"id"`
 			Error struct{ Code int } `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
