@@ -32,6 +32,12 @@
 // cancelled, refusal (the model's content filter) and max_tokens. A run
 // that fails answers with a JSON-RPC error.
 //
+// Room for edits. A tool call starts pending so that an edit proposal can
+// wait there while the person is asked through session/request_permission,
+// and the server keeps the client's fs capabilities so that an approved
+// write can go through fs/write_text_file, keeping the editor's buffer in
+// step.
+//
 // Library. The wire types and the JSON-RPC connection come from
 // github.com/coder/acp-go-sdk, whose types are generated from the ACP
 // schema; it was chosen over hand-written structs on sourcegraph/jsonrpc2
