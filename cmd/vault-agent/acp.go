@@ -34,13 +34,8 @@ The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API
   vault-agent acp --base-url http://localhost:11434/v1 --model llama3.1   # Ollama`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if defaults.MaxIterations < 1 || defaults.MaxIterations > 50 {
-				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", defaults.MaxIterations)
-			}
-			switch defaults.Mode {
-			case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
-			default:
-				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", defaults.Mode)
+			if err := checkLoopFlags(cmd, defaults.Mode, defaults.MaxIterations); err != nil {
+				return err
 			}
 			log, err := g.logger()
 			if err != nil {

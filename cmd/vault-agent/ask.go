@@ -56,13 +56,8 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
-			if cfg.MaxIterations < 1 || cfg.MaxIterations > 50 {
-				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", cfg.MaxIterations)
-			}
-			switch cfg.Mode {
-			case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
-			default:
-				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", cfg.Mode)
+			if err := checkLoopFlags(cmd, cfg.Mode, cfg.MaxIterations); err != nil {
+				return err
 			}
 			cfg.Timeout = timeout
 			log, err := g.logger()
@@ -155,6 +150,18 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	cmd.Flags().StringVar(&cfg.PolicyPath, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
 	return cmd
+}
+
+// checkLoopFlags validates --mode and --max-iterations.
+func checkLoopFlags(cmd *cobra.Command, mode string, maxIterations int) error {
+	if maxIterations < 1 || maxIterations > 50 {
+		return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", maxIterations)
+	}
+	switch mode {
+	case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
+		return nil
+	}
+	return usageError(cmd, "--mode must be react, roa, par or staged, got %q", mode)
 }
 
 // printAnswer ends the answer on stdout. When the answer was streamed and
