@@ -56,11 +56,8 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
-			if run.MaxIterations < 1 || run.MaxIterations > 50 {
-				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", run.MaxIterations)
-			}
-			if !slices.Contains(service.Modes, run.Mode) {
-				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", run.Mode)
+			if err := checkRunFlags(cmd, run); err != nil {
+				return err
 			}
 			log, err := g.logger()
 			if err != nil {
@@ -136,6 +133,18 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	cmd.Flags().StringVar(&run.Policy, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
 	return cmd
+}
+
+// checkRunFlags checks --mode and --max-iterations, which ask, acp and mcp
+// share.
+func checkRunFlags(cmd *cobra.Command, run service.Settings) error {
+	if run.MaxIterations < 1 || run.MaxIterations > 50 {
+		return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", run.MaxIterations)
+	}
+	if !slices.Contains(service.Modes, run.Mode) {
+		return usageError(cmd, "--mode must be react, roa, par or staged, got %q", run.Mode)
+	}
+	return nil
 }
 
 // printAnswer ends the answer on stdout. When the answer was streamed and
