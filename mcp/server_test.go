@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/mcp"
+	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -712,4 +714,21 @@ func TestCheckListenAddr(t *testing.T) {
 			t.Errorf("%s: %v is not ErrNotLoopback", c.addr, err)
 		}
 	}
+}
+
+// TestNoGoroutineLeak: a session that used every kind of call leaves no
+// goroutine behind once the client and the server are closed.
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Run("session", func(t *testing.T) {
+		e := newEnv(t, envOptions{})
+		ok[mcp.SearchOutput](t, e, "search_notes", map[string]any{"query": "starter"})
+		ok[mcp.LinksOutput](t, e, "links", map[string]any{"path": "Home"})
+		ok[mcp.AskOutput](t, e, "ask_vault", map[string]any{"question": "what is in my kitchen renovation plan?"})
+		if _, err := e.cs.ReadResource(ctxT(t), &sdk.ReadResourceParams{URI: mcp.NoteURI("Home.md")}); err != nil {
+			t.Fatal(err)
+		}
+		e.toolError(t, "read_note", map[string]any{"path": "../x"})
+	})
+	rpctest.CheckGoroutines(t, before)
 }
