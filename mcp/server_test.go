@@ -20,6 +20,7 @@ import (
 	"github.com/vault-agent/vault-agent/mcp"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 func TestToolsAndSchemas(t *testing.T) {
@@ -731,4 +732,32 @@ func TestNoGoroutineLeak(t *testing.T) {
 		e.toolError(t, "read_note", map[string]any{"path": "../x"})
 	})
 	rpctest.CheckGoroutines(t, before)
+}
+
+// TestLockedIndexFallsBack: when another process holds the index, the
+// server keeps its own in memory instead of failing.
+func TestLockedIndexFallsBack(t *testing.T) {
+	dir := copyVault(t)
+	idx := filepath.Join(t.TempDir(), "idx")
+	v, err := vault.Open(dir, vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := search.Open(ctxT(t), search.Options{Path: idx, Vault: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	opened, err := mcp.Open(ctxT(t), mcp.OpenOptions{VaultDir: dir, IndexDir: idx})
+	if err != nil {
+		t.Fatalf("a locked index: %v", err)
+	}
+	defer opened.Close()
+	if err := opened.WaitReady(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := opened.Search(ctxT(t), search.Request{Query: "sourdough"})
+	if err != nil || len(res.Results) == 0 {
+		t.Fatalf("search on the fallback index: %v %v", res, err)
+	}
 }
