@@ -110,13 +110,7 @@ var wikilinkRE = regexp.MustCompile(`\[\[([^\[\]]+)\]\]`)
 
 // citations resolves the [[links]] of an answer to notes, each once.
 func (s *Server) citations(answer string) []Citation {
-	notes := s.cfg.Vault.Notes()
-	paths := make([]string, len(notes))
-	titles := make(map[string]string, len(notes))
-	for i, m := range notes {
-		paths[i] = m.Path
-		titles[m.Path] = m.Title
-	}
+	paths, titles := pathsAndTitles(s.cfg.Vault.Notes())
 	out := []Citation{}
 	seen := map[string]bool{}
 	for _, m := range wikilinkRE.FindAllStringSubmatch(answer, -1) {

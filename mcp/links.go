@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
@@ -186,14 +185,4 @@ func (g *linkGraph) refresh(ctx context.Context, notes []search.NoteMeta) (map[s
 		snap[k] = v
 	}
 	return snap, nil
-}
-
-// sortedPaths returns the paths of notes, sorted.
-func sortedPaths(notes []search.NoteMeta) []string {
-	out := make([]string, len(notes))
-	for i, m := range notes {
-		out[i] = m.Path
-	}
-	sort.Strings(out)
-	return out
 }

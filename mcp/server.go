@@ -114,6 +114,9 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 func (s *Server) Handler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		Logger: s.log.With("component", "mcp-http"),
+		// A client that went away without closing its session does not
+		// keep it forever.
+		SessionTimeout: time.Hour,
 	})
 }
 

@@ -267,7 +267,7 @@ func renderTags(o TagsOutput) string {
 func renderLinks(o LinksOutput) string {
 	var b strings.Builder
 	b.WriteString(label(o.Path, o.Title))
-	fmt.Fprintf(&b, "\nlinks to (%d):", len(o.Outgoing))
+	fmt.Fprintf(&b, "\nlinks to (%s):", count(len(o.Outgoing), o.OutgoingTotal))
 	for _, l := range o.Outgoing {
 		t := l.Target
 		if l.Heading != "" {
@@ -285,17 +285,22 @@ func renderLinks(o LinksOutput) string {
 			b.WriteString(" (embedded)")
 		}
 	}
-	fmt.Fprintf(&b, "\nlinked from (%d):", len(o.Backlinks))
+	fmt.Fprintf(&b, "\nlinked from (%s):", count(len(o.Backlinks), o.BacklinkTotal))
 	for _, l := range o.Backlinks {
 		fmt.Fprintf(&b, "\n- %s", label(l.Path, l.Title))
 		if l.Count > 1 {
 			fmt.Fprintf(&b, " (%d links)", l.Count)
 		}
 	}
-	if o.Truncated {
-		fmt.Fprintf(&b, "\n(lists cut at %d)", maxLinkList)
-	}
 	return b.String()
+}
+
+// count is "n", or "the first n of total" when a list was cut.
+func count(n, total int) string {
+	if total > n {
+		return fmt.Sprintf("the first %d of %d", n, total)
+	}
+	return strconv.Itoa(n)
 }
 
 func renderAnswer(o AskOutput) string {

@@ -27,7 +27,7 @@ const (
 	maxTags            = 1000
 	maxNoteHeadings    = 100
 	maxNoteLinks       = 100
-	maxLinkList        = 200
+	maxLinkList        = 100
 	// maxSectionRunes caps the text read_note returns for a heading's
 	// section; the rest is read with nextChunk.
 	maxSectionRunes = 6000
@@ -319,18 +319,12 @@ type ReadOutput struct {
 
 func (s *Server) readNote(ctx context.Context, req *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, ReadOutput, error) {
 	var out ReadOutput
-	if strings.TrimSpace(in.Path) == "" {
-		return nil, out, errors.New("path is empty: give a note's vault path, e.g. \"projects/Alpha.md\" (search_notes finds them)")
-	}
 	if in.Chunk != nil && strings.TrimSpace(in.Heading) != "" {
 		return nil, out, errors.New("give either chunk or heading, not both")
 	}
-	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
-		return nil, out, err
-	}
-	n, err := s.cfg.Vault.Note(ctx, in.Path)
+	n, err := s.lookupNote(ctx, req, in.Path)
 	if err != nil {
-		return nil, out, noteError(in.Path, err)
+		return nil, out, err
 	}
 	chunks := n.Chunks
 	if len(chunks) == 0 {
@@ -547,10 +541,12 @@ type LinksInput struct {
 type LinksOutput struct {
 	Path      string    `json:"path"`
 	Title     string    `json:"title"`
-	Outgoing  []LinkOut `json:"outgoing" jsonschema:"what the note links to, in order, each target once"`
-	Backlinks []LinkIn  `json:"backlinks" jsonschema:"the notes that link to this one"`
-	// Truncated is set when a list was cut at 200 entries.
-	Truncated bool `json:"truncated,omitempty"`
+	Outgoing  []LinkOut `json:"outgoing" jsonschema:"what the note links to, in order, each target once (at most 100)"`
+	Backlinks []LinkIn  `json:"backlinks" jsonschema:"the notes that link to this one (at most 100)"`
+	// The totals count every link target and every linking note, listed
+	// or not.
+	OutgoingTotal int `json:"outgoingTotal"`
+	BacklinkTotal int `json:"backlinkTotal"`
 }
 
 // LinkOut is one outgoing link.
@@ -573,23 +569,12 @@ type LinkIn struct {
 
 func (s *Server) linksTool(ctx context.Context, req *sdk.CallToolRequest, in LinksInput) (*sdk.CallToolResult, LinksOutput, error) {
 	var out LinksOutput
-	if strings.TrimSpace(in.Path) == "" {
-		return nil, out, errors.New("path is empty: give a note's vault path, e.g. \"projects/Alpha.md\"")
-	}
-	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
+	n, err := s.lookupNote(ctx, req, in.Path)
+	if err != nil {
 		return nil, out, err
 	}
-	n, err := s.cfg.Vault.Note(ctx, in.Path)
-	if err != nil {
-		return nil, out, noteError(in.Path, err)
-	}
 	notes := s.cfg.Vault.Notes()
-	paths := make([]string, len(notes))
-	titles := make(map[string]string, len(notes))
-	for i, m := range notes {
-		paths[i] = m.Path
-		titles[m.Path] = m.Title
-	}
+	paths, titles := pathsAndTitles(notes)
 	out = LinksOutput{Path: n.Path, Title: n.Title, Outgoing: []LinkOut{}, Backlinks: []LinkIn{}}
 	seen := map[string]bool{}
 	for _, l := range n.Links {
@@ -598,13 +583,10 @@ func (s *Server) linksTool(ctx context.Context, req *sdk.CallToolRequest, in Lin
 			continue
 		}
 		seen[key] = true
-		lo := LinkOut{Target: l.Target, Heading: l.Heading, Embed: l.Embed}
-		lo.Path = resolveLink(l, n.Path, paths)
-		if len(out.Outgoing) == maxLinkList {
-			out.Truncated = true
-			break
+		out.OutgoingTotal++
+		if len(out.Outgoing) < maxLinkList {
+			out.Outgoing = append(out.Outgoing, LinkOut{Target: l.Target, Heading: l.Heading, Embed: l.Embed, Path: resolveLink(l, n.Path, paths)})
 		}
-		out.Outgoing = append(out.Outgoing, lo)
 	}
 	back, err := s.links.backlinks(ctx, n.Path, notes, paths)
 	if err != nil {
@@ -613,17 +595,40 @@ func (s *Server) linksTool(ctx context.Context, req *sdk.CallToolRequest, in Lin
 		}
 		return nil, out, fmt.Errorf("backlinks of %s: %v", n.Path, err)
 	}
-	for _, b := range back {
-		if len(out.Backlinks) == maxLinkList {
-			out.Truncated = true
-			break
-		}
+	out.BacklinkTotal = len(back)
+	for _, b := range back[:min(len(back), maxLinkList)] {
 		out.Backlinks = append(out.Backlinks, LinkIn{Path: b.path, Title: titles[b.path], Count: b.count})
 	}
 	return result(renderLinks(out)), out, nil
 }
 
 // ---- shared helpers
+
+// lookupNote waits for the index and finds the note name stands for.
+func (s *Server) lookupNote(ctx context.Context, req *sdk.CallToolRequest, name string) (*vault.Note, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, errors.New("path is empty: give a note's vault path, e.g. \"projects/Alpha.md\" (search_notes finds them)")
+	}
+	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
+		return nil, err
+	}
+	n, err := s.cfg.Vault.Note(ctx, name)
+	if err != nil {
+		return nil, noteError(name, err)
+	}
+	return n, nil
+}
+
+// pathsAndTitles returns the paths of notes and their titles by path.
+func pathsAndTitles(notes []search.NoteMeta) ([]string, map[string]string) {
+	paths := make([]string, len(notes))
+	titles := make(map[string]string, len(notes))
+	for i, m := range notes {
+		paths[i] = m.Path
+		titles[m.Path] = m.Title
+	}
+	return paths, titles
+}
 
 // noteError turns a lookup failure into a message a model can act on.
 func noteError(name string, err error) error {

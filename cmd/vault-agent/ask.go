@@ -56,13 +56,8 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
-			if cfg.MaxIterations < 1 || cfg.MaxIterations > 50 {
-				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", cfg.MaxIterations)
-			}
-			switch cfg.Mode {
-			case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
-			default:
-				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", cfg.Mode)
+			if err := checkRunFlags(cmd, cfg); err != nil {
+				return err
 			}
 			cfg.Timeout = timeout
 			log, err := g.logger()

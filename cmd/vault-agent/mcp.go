@@ -47,13 +47,8 @@ model is configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --
 			if strings.TrimSpace(vf.vault) == "" {
 				return usageError(cmd, "--vault is required: the folder of your markdown notes")
 			}
-			if cfg.MaxIterations < 1 || cfg.MaxIterations > 50 {
-				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", cfg.MaxIterations)
-			}
-			switch cfg.Mode {
-			case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
-			default:
-				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", cfg.Mode)
+			if err := checkRunFlags(cmd, cfg); err != nil {
+				return err
 			}
 			if httpAddr != "" {
 				if err := mcp.CheckListenAddr(httpAddr, allowRemote); err != nil {
@@ -108,4 +103,17 @@ model is configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (no authentication: protect it yourself)")
 	cmd.Flags().BoolVar(&noAsk, "no-ask", false, "leave out the ask_vault tool (the client's own model then does all the reading)")
 	return cmd
+}
+
+// checkRunFlags checks the agent flags that ask and mcp share.
+func checkRunFlags(cmd *cobra.Command, cfg agent.Config) error {
+	if cfg.MaxIterations < 1 || cfg.MaxIterations > 50 {
+		return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", cfg.MaxIterations)
+	}
+	switch cfg.Mode {
+	case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
+		return nil
+	default:
+		return usageError(cmd, "--mode must be react, roa, par or staged, got %q", cfg.Mode)
+	}
 }
