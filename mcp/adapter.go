@@ -249,8 +249,8 @@ func (o *Opened) Model() ModelInfo {
 	return ModelInfo{Name: o.model.Name(), Offline: offline}
 }
 
-// Ask implements Agent. Steps are the reasoning block's, without the
-// planner's [Plan]/[Act] tags.
+// Ask implements Agent. Steps are the reasoning block's lines, as the
+// CLI prints them (tagged [Plan], [Act]... when the planner is on).
 func (o *Opened) Ask(ctx context.Context, req AskRequest, onStep func(string)) (*Answer, error) {
 	cfg := o.run
 	if req.Mode != "" {

@@ -109,22 +109,25 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return s.srv.Run(ctx, t)
 }
 
-// Handler returns the Streamable HTTP handler of the server; call Follow
-// too so that resources follow the vault.
-func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+// handler returns the Streamable HTTP handler of the server. The SDK
+// refuses requests to a loopback address that name another host (DNS
+// rebinding); cross-origin requests from browsers are refused too, so a web
+// page cannot read the vault through a local server.
+func (s *Server) handler() http.Handler {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		Logger: s.log.With("component", "mcp-http"),
 		// A client that went away without closing its session does not
 		// keep it forever.
 		SessionTimeout: time.Hour,
 	})
+	return http.NewCrossOriginProtection().Handler(h)
 }
 
 // ServeHTTP serves Streamable HTTP sessions at /mcp on ln until ctx ends.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
 	s.startFollowing(ctx)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.Handler())
+	mux.Handle("/mcp", s.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "vault-agent: the MCP endpoint is /mcp", http.StatusNotFound)
 	})

@@ -684,9 +684,53 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Fatalf("search over HTTP: %v %s", err, text(res))
 	}
 	cs.Close()
+
+	// A web page's request is refused: a browser cannot read the vault
+	// through the local server.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+ln.Addr().String()+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-origin request: status %d, want 403", resp.StatusCode)
+	}
+
 	cancel()
 	if err := <-served; err != nil {
 		t.Errorf("ServeHTTP: %v", err)
+	}
+}
+
+// slowIndex reports indexing progress before it is ready, as a first
+// index of a large vault does.
+type slowIndex struct{ mcp.Vault }
+
+func (v slowIndex) WaitReady(ctx context.Context, progress func(done, total int)) error {
+	if progress != nil {
+		progress(3, 10)
+	}
+	return v.Vault.WaitReady(ctx, progress)
+}
+
+func TestIndexProgressWhileWaiting(t *testing.T) {
+	e := newEnv(t, envOptions{noAsk: true, wrap: func(v mcp.Vault) mcp.Vault { return slowIndex{v} }})
+	res, err := e.cs.CallTool(ctxT(t), &sdk.CallToolParams{
+		Name: "search_notes", Arguments: map[string]any{"query": "starter"}, Meta: sdk.Meta{"progressToken": 7},
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, text(res))
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !slices.Contains(e.progress, "indexing the vault: 3 of 10 notes") {
+		t.Errorf("progress %q", e.progress)
 	}
 }
 
