@@ -200,19 +200,36 @@ func TestSearchNotes(t *testing.T) {
 
 // TestSearchResultSize holds search_notes to its token budget: ten hits in
 // under 2 KB of text. MCP_SIZE_VAULT names another vault to measure (its
-// index goes to a temp folder); the figures are logged.
+// index goes to a temp folder), with realistic queries, or those of
+// MCP_SIZE_QUERIES (a JSON list of {"q": ...}, like the eval sets); the
+// figures are logged.
 func TestSearchResultSize(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	queries := []string{"project", "notes", "meeting", "sourdough", "go concurrency", "postgres index", "design"}
 	measureSizes(t, e, queries, 10)
 	if dir := os.Getenv("MCP_SIZE_VAULT"); dir != "" {
-		hub := newEnvAt(t, dir)
-		measureSizes(t, hub, []string{"plugin", "dataview query", "daily notes template", "sync", "graph view", "canvas", "mobile app", "community themes"}, 10)
+		queries = []string{"plugin", "dataview query", "daily notes template", "sync", "graph view", "canvas", "mobile app", "community themes"}
+		if f := os.Getenv("MCP_SIZE_QUERIES"); f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var qs []struct{ Q string }
+			if err := json.Unmarshal(b, &qs); err != nil {
+				t.Fatal(err)
+			}
+			queries = queries[:0]
+			for _, q := range qs {
+				queries = append(queries, q.Q)
+			}
+		}
+		measureSizes(t, newEnvAt(t, dir), queries, 10)
 	}
 }
 
 func measureSizes(t *testing.T, e *env, queries []string, limit int) {
 	t.Helper()
+	var texts, jsons []int
 	for _, q := range queries {
 		res := e.call(t, "search_notes", map[string]any{"query": q, "limit": limit})
 		if res.IsError {
@@ -222,10 +239,19 @@ func measureSizes(t *testing.T, e *env, queries []string, limit int) {
 		var out mcp.SearchOutput
 		_ = json.Unmarshal(sc, &out)
 		n := len(text(res))
-		t.Logf("%-22q %2d hits: text %4d bytes, structured JSON %4d bytes", q, len(out.Hits), n, len(sc))
-		if len(out.Hits) == limit && n >= 2048 {
-			t.Errorf("%q: %d hits in %d bytes of text, want under 2048:\n%s", q, len(out.Hits), n, text(res))
+		t.Logf("%-40.40q %2d hits: text %4d bytes, structured JSON %4d bytes", q, len(out.Hits), n, len(sc))
+		if len(out.Hits) == limit {
+			texts, jsons = append(texts, n), append(jsons, len(sc))
+			if n >= 2048 {
+				t.Errorf("%q: %d hits in %d bytes of text, want under 2048:\n%s", q, len(out.Hits), n, text(res))
+			}
 		}
+	}
+	if len(texts) > 0 {
+		slices.Sort(texts)
+		slices.Sort(jsons)
+		t.Logf("%d results of %d hits: text median %d, max %d bytes; structured JSON median %d, max %d bytes",
+			len(texts), limit, texts[len(texts)/2], texts[len(texts)-1], jsons[len(jsons)/2], jsons[len(jsons)-1])
 	}
 }
 
