@@ -2,13 +2,14 @@
 // SDK the way Claude Desktop, Cursor or VS Code talk to it: Client +
 // StdioClientTransport spawning the server. It works on a temp copy of the
 // fixture vault and checks the whole surface: the tools and their schemas,
-// a call of every tool, note resources, a note edited on disk showing up in
+// a call of every tool, the prompts, note resources, a note edited on disk showing up in
 // search and as a resources/updated notification, bad input coming back as
-// isError, ask_vault's progress, and an ask_vault cancelled while its model
-// call is in flight (a fake OpenAI-compatible endpoint holds the call open
-// until the client goes away, so the run is slow without any sleep). The
-// server must survive all of it and exit cleanly when stdin closes. Any
-// failure exits non-zero.
+// isError, and ask_vault with the offline model and with a fake
+// OpenAI-compatible endpoint: its progress, its citations, and a run
+// cancelled while its model call is in flight (the endpoint holds the call
+// open until the client goes away, so the run is slow without any sleep).
+// The servers must survive all of it and exit cleanly when stdin closes.
+// Any failure exits non-zero.
 //
 //   VAULT_AGENT_BIN=/path/to/vault-agent node client.mjs   # a built binary
 //   node client.mjs                                         # go run ./cmd/vault-agent
@@ -56,29 +57,39 @@ function within(promise, ms, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
-// A fake OpenAI-compatible endpoint whose chat calls never answer: each
-// call resolves `arrived`, then `gone` when the client drops it.
-function heldModelEndpoint() {
-  const calls = [];
-  let onCall = () => {};
+// A fake OpenAI-compatible endpoint. Each chat call is handed to the next
+// function of `script`, which answers it (SSE, as the real API streams) or
+// holds it open; `calls` resolves as calls arrive.
+function modelEndpoint(script) {
+  const arrivals = [];
+  const waiters = [];
   const server = http.createServer((req, res) => {
     if (req.method !== "POST" || !req.url.endsWith("/chat/completions")) {
       res.writeHead(404, { "Content-Type": "application/json" });
       res.end('{"error":{"message":"not found"}}');
       return;
     }
+    req.resume();
     res.writeHead(200, { "Content-Type": "text/event-stream" });
     res.flushHeaders();
-    const call = {};
-    call.gone = new Promise((resolve) => res.on("close", resolve));
-    calls.push(call);
-    onCall(call);
+    const call = { n: arrivals.length, gone: new Promise((resolve) => res.on("close", resolve)) };
+    arrivals.push(call);
+    waiters.shift()?.(call);
+    const step = script[call.n];
+    if (step) step(res);
   });
+  let seen = 0;
   return {
     server,
-    nextCall: () => new Promise((resolve) => (onCall = resolve)),
-    calls,
+    // nextCall resolves with the next call to arrive (or one that did).
+    nextCall: () => (seen < arrivals.length ? Promise.resolve(arrivals[seen++]) : new Promise((r) => waiters.push((c) => (seen++, r(c))))),
   };
+}
+
+// sse writes one streamed completion: a delta, then the finish reason.
+function sse(res, delta, finish) {
+  const chunk = (d, f) => JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta: d, finish_reason: f }] });
+  res.end(`data: ${chunk({ role: "assistant", ...delta }, null)}\n\ndata: ${chunk({}, finish)}\n\ndata: [DONE]\n\n`);
 }
 
 const tmp = mkdtempSync(path.join(tmpdir(), "vault-agent-mcp-"));
@@ -206,15 +217,10 @@ async function main() {
   res = await ok(client, "notes_in_range", { timeExpression: "2026-03" });
   check(res.structuredContent.notes.some((n) => n.path === "journal/2026-03-12.md"), "notes_in_range 2026-03");
 
-  const progress = [];
-  res = await ok(client, "ask_vault", { question: "how do I keep my sourdough starter alive?" }, {
-    onprogress: (p) => progress.push(p.message),
-    resetTimeoutOnProgress: true,
-  });
+  res = await ok(client, "ask_vault", { question: "how do I keep my sourdough starter alive?" });
   check(res.structuredContent.model === "offline" && res.structuredContent.stopReason === "final_answer", "ask_vault run");
   check(res.structuredContent.citations.some((c) => c.path === "recipes/Sourdough Starter.md"), "ask_vault citations");
-  check(progress.some((m) => m?.startsWith("Searching notes for")), `ask_vault progress: ${progress}`);
-  log(`ask_vault: ${progress.length} progress notifications, cited ${res.structuredContent.citations.map((c) => c.path).join(", ")}`);
+  log(`ask_vault (offline): cited ${res.structuredContent.citations.map((c) => c.path).join(", ")}`);
 
   // ---- resources
   const starter = "vault:///recipes/Sourdough%20Starter.md";
@@ -233,6 +239,15 @@ async function main() {
   const lenient = await client.readResource({ uri: "vault:///Sourdough%20Starter" });
   check(lenient.contents[0].uri === starter, "lenient resource read");
   log(`resources: ${resources.length} notes, read ${starter}`);
+
+  // ---- prompts come with their notes
+  const { prompts } = await client.listPrompts();
+  check(prompts.map((p) => p.name).sort().join(",") === "summarize_notes,weekly_review", `prompts ${prompts.map((p) => p.name)}`);
+  const summary = await client.getPrompt({ name: "summarize_notes", arguments: { topic: "sourdough" } });
+  check(summary.messages[0].content.text.includes("recipes/Sourdough Starter.md"), "summarize_notes lists the notes");
+  const review = await client.getPrompt({ name: "weekly_review", arguments: { period: "2026-03" } });
+  check(review.messages[0].content.text.includes("journal/2026-03-12.md"), "weekly_review lists the period's notes");
+  log("prompts: summarize_notes, weekly_review");
 
   // ---- an edit on disk: a notification, then search sees it
   await client.subscribeResource({ uri: starter });
@@ -268,16 +283,40 @@ async function main() {
   check(threw, "an unknown tool did not fail");
   log("bad input: tool errors");
 
-  // ---- cancel ask_vault while its model call is in flight
-  const endpoint = heldModelEndpoint();
+  // ---- ask_vault with a model endpoint: progress, citations, cancel
+  // The fake model first asks for a search, then, once the client has seen
+  // the search's progress, answers; the next run's call is held open until
+  // the client cancels. Every step waits on an event, never on time.
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  const endpoint = modelEndpoint([
+    (res) => sse(res, { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "localSearch", arguments: '{"query":"sourdough starter"}' } }] }, "tool_calls"),
+    (res) => released.then(() => sse(res, { content: "Keep it in the fridge and feed it weekly [[Sourdough Starter]]." }, "stop")),
+    () => {}, // held until the client goes away
+  ]);
   await new Promise((resolve) => endpoint.server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${endpoint.server.address().port}/v1`;
-  const held = await connect("held", ["--provider", "openai", "--base-url", base, "--model", "held-model"]);
-  const heldAsk = held.client.listTools().then(({ tools }) => tools.find((t) => t.name === "ask_vault"));
-  check((await heldAsk).annotations?.openWorldHint === true, "ask_vault with a model endpoint should be open-world");
+  const model = await connect("model", ["--provider", "openai", "--base-url", base, "--model", "fake-model"]);
+  const modelAsk = (await model.client.listTools()).tools.find((t) => t.name === "ask_vault");
+  check(modelAsk.annotations?.openWorldHint === true, "ask_vault with a model endpoint should be open-world");
+
+  const steps = [];
+  const asked = ok(model.client, "ask_vault", { question: "how do I keep my starter alive?" }, {
+    onprogress: (p) => {
+      steps.push(p.message);
+      if (p.message?.startsWith("Found")) release();
+    },
+  });
+  res = await within(asked, 30000, "ask_vault with the model endpoint");
+  check(steps.some((m) => m?.startsWith("Searching notes for")) && steps.some((m) => m?.startsWith("Found")), `progress: ${steps}`);
+  check(res.structuredContent.model === "openai/fake-model" && res.structuredContent.citations[0]?.path === "recipes/Sourdough Starter.md", `model answer ${JSON.stringify(res.structuredContent)}`);
+  log(`ask_vault (model endpoint): progress ${JSON.stringify(steps)}, cited ${res.structuredContent.citations[0].path}`);
+
+  await endpoint.nextCall();
+  await endpoint.nextCall();
   const called = endpoint.nextCall();
   const abort = new AbortController();
-  const asking = held.client.callTool({ name: "ask_vault", arguments: { question: "what is in my vault?" } }, CallToolResultSchema, {
+  const asking = model.client.callTool({ name: "ask_vault", arguments: { question: "what is in my vault?" } }, CallToolResultSchema, {
     signal: abort.signal,
   });
   const call = await within(called, 30000, "the model call");
@@ -290,13 +329,13 @@ async function main() {
   }
   check(cancelled, "the cancelled ask_vault resolved");
   await within(call.gone, 20000, "the model call to be dropped after the cancel");
-  res = await ok(held.client, "search_notes", { query: "starter" });
+  res = await ok(model.client, "search_notes", { query: "starter" });
   check(res.structuredContent.hits.length > 0, "no hits after the cancel");
   log("ask_vault: cancelled mid-run, the model call was dropped, the server goes on");
 
   // ---- the servers survived and end cleanly on stdin EOF
   await ok(client, "list_tags", {});
-  for (const s of [main, held]) {
+  for (const s of [main, model]) {
     await s.client.close();
     const { code, signal } = await within(s.exited, 10000, "the server to exit");
     check(code === 0 && signal === null, `server exited with ${code} ${signal}\n${s.stderr()}`);
