@@ -1,8 +1,7 @@
 # vault-agent — build, test, benchmark.
 GO       ?= go
 BIN      ?= bin/vault-agent
-NODE_DIR := examples/node-client
-ACP_NODE_DIR := examples/acp-client
+NODE_DIRS := examples/node-client examples/acp-client examples/mcp-client
 
 .PHONY: build test test-go node-deps bench lint fmt clean
 
@@ -10,8 +9,9 @@ build:
 	$(GO) build -o $(BIN) ./cmd/vault-agent
 
 # The test target installs what the tests need (the npm packages of the
-# Node clients: examples/node-client for serve, examples/acp-client for acp)
-# so it works on a clean machine with only Go, Node and npm.
+# Node clients: examples/node-client for serve, examples/acp-client for acp,
+# examples/mcp-client for mcp) so it works on a clean machine with only Go,
+# Node and npm.
 test: node-deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -20,11 +20,11 @@ test-go:
 	$(GO) test -count=1 ./...
 
 node-deps:
-	@for dir in $(NODE_DIR) $(ACP_NODE_DIR); do \
+	@for dir in $(NODE_DIRS); do \
 		if [ -f $$dir/package.json ] && command -v npm >/dev/null 2>&1; then \
 			(cd $$dir && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 		else \
-			echo "node-deps: npm or $$dir/package.json missing; its Node client test will be skipped"; \
+			echo "node-deps: npm or $$dir/package.json missing; the Node client test of $$dir will be skipped"; \
 		fi; \
 	done
 
