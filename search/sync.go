@@ -160,6 +160,7 @@ func (ix *Index) reset() error {
 		}
 		ix.idx = nil
 	}
+	ix.links.clear()
 	if ix.path == "" {
 		idx, err := bleve.NewUsing("", ix.m, scorch.Name, scorch.Name, nil)
 		if err != nil {
@@ -275,18 +276,21 @@ func (w *writer) index(n *vault.Note) {
 		return
 	}
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
+	w.ix.links.set(n)
 	w.pending[n.Path] = metaOfNote(n)
 	w.ops++
 	w.done++
 }
 
 func (w *writer) touch(n *vault.Note) {
+	w.ix.links.set(n)
 	w.pending[n.Path] = metaOfNote(n)
 	w.ops++
 	w.done++
 }
 
 func (w *writer) remove(p string) {
+	w.ix.links.drop(p)
 	w.b.Delete(p)
 	w.pending[p] = nil
 	w.ops++
@@ -335,6 +339,7 @@ func (w *writer) maybeFlush(final bool) error {
 	}
 	ix.mu.Lock()
 	for p, m := range w.pending {
+		ix.feeds.noteChanged(p, ix.meta[p], m)
 		if m == nil {
 			delete(ix.meta, p)
 		} else {
