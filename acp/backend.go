@@ -3,67 +3,48 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 )
 
-// Backend is what the ACP front-end needs from the rest of the program: a
-// vault, its index, watcher and agent, opened by folder. Each session's cwd
-// names its vault; sessions on the same folder share one opened vault.
+// Backend opens the vault each session's cwd names. Sessions on one folder
+// share one opened vault, which stays open while a session uses it.
 type Backend interface {
 	// Open returns the vault whose root is the absolute folder root,
-	// opening, indexing and watching it on first use. Later calls for the
-	// same folder return the same Vault. It fails with ErrNotAVault when
-	// root is not a usable folder and ErrVaultBusy when its index is held
-	// by another process or already given to another vault.
+	// opening, indexing and watching it on first use, for one more
+	// session; the session Releases it when it ends. It fails with
+	// ErrNotAVault when root is not a usable folder and ErrVaultBusy when
+	// its index is held by another process or already given to another
+	// vault.
 	Open(ctx context.Context, root string) (Vault, error)
-	// Close stops every watcher and closes every index. Runs must have
-	// ended first.
+	// Close stops every run and closes every vault.
 	Close() error
 }
 
-// Vault is one opened vault and the agent that runs over it. It is safe for
-// concurrent use: several runs may go on at once.
+// Vault is one opened vault, shared by the sessions on its folder, and
+// safe for concurrent use.
 type Vault interface {
 	// Root is the vault's absolute folder.
 	Root() string
-	// Run runs the agent once. Events reach sink in order, from the run's
-	// goroutine, until Run returns with the run's result. Cancelling ctx
-	// stops the run: it then ends with StopReason "stopped". An error means
-	// the run could not start; a run that failed has StopReason "error".
-	Run(ctx context.Context, req RunRequest, sink agent.Sink) (*agent.Result, error)
-	// ReadNote reads the note that name (a vault-relative path, a title or
-	// a [[wikilink]]) designates, resolved safely inside the vault, with
-	// its text capped at maxBytes.
-	ReadNote(ctx context.Context, name string, maxBytes int) (*Note, error)
-}
-
-// RunRequest is one agent run of a session's prompt turn.
-type RunRequest struct {
-	RunID     string
-	SessionID string
-	// Message is the person's words for this turn.
-	Message string
-	// History is the conversation before Message: earlier turns, then the
-	// notes the person attached to this one.
-	History  []llm.Message
-	Settings Settings
-}
-
-// Settings are a session's run settings: the session mode and the session
-// config options (or _meta settings) a client chose.
-type Settings struct {
-	// Mode is the agent loop: react, roa, par or staged.
-	Mode string
-	// Planner turns on the write_todos planner (enableAgentPlannerV0).
-	Planner bool
-	// MaxIterations bounds the run (1..50); reaching it ends the turn with
-	// stop reason max_turn_requests.
-	MaxIterations int
-	// Timeout bounds the whole run; zero takes the agent's default.
-	Timeout time.Duration
+	// Run runs the agent once (service.Service.Run): events reach sink in
+	// order until Run returns with the run's result; closing req.Stop, or
+	// cancelling ctx, stops it.
+	Run(ctx context.Context, req service.RunRequest, sink agent.Sink) (*agent.Result, error)
+	// ReadNote reads the note that name (a vault path, a title or a
+	// [[wikilink]]) designates, resolved safely inside the vault, with its
+	// text capped at maxBytes.
+	ReadNote(name string, maxBytes int) (*Note, error)
+	// Release says that one session no longer uses the vault; the last
+	// release closes it.
+	Release()
 }
 
 // Note is a note read for an @-mention.
@@ -84,3 +65,162 @@ var (
 	// --index folder already used by another vault.
 	ErrVaultBusy = errors.New("vault index busy")
 )
+
+// NewBackend returns the Backend that opens vaults with service.Start, each
+// with opts (Vault aside: the session's cwd names it). opts.Model, when
+// set, serves every vault. A set opts.Index serves one vault only.
+func NewBackend(opts service.Options) Backend {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &vaults{opts: opts, open: map[string]*entry{}}
+}
+
+// vaults keeps one service.Opening per vault folder, with the number of
+// sessions using it.
+type vaults struct {
+	opts service.Options
+
+	// mu guards open and closed.
+	mu     sync.Mutex
+	open   map[string]*entry // by real folder
+	closed bool
+}
+
+type entry struct {
+	root    string
+	opening *service.Opening
+	users   int // guarded by vaults.mu
+}
+
+func (b *vaults) Open(ctx context.Context, root string) (Vault, error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotAVault, root, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a file, not a folder", ErrNotAVault, root)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotAVault, root, err)
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errors.New("the server is shutting down")
+	}
+	e, ok := b.open[real]
+	if !ok {
+		if b.opts.Index != "" {
+			for other := range b.open {
+				b.mu.Unlock()
+				return nil, fmt.Errorf("%w: --index %s is the index of the vault %s; run another vault-agent acp for %s, or start it without --index", ErrVaultBusy, b.opts.Index, other, root)
+			}
+		}
+		// The reconcile outlives the session/new that asked for it, so a
+		// client giving up does not leave a half-built index.
+		opts := b.opts
+		opts.Vault = real
+		opts.Progress = progressLog(b.opts.Logger, real)
+		o, err := service.Start(context.WithoutCancel(ctx), opts)
+		if err != nil {
+			b.mu.Unlock()
+			return nil, openError(err)
+		}
+		e = &entry{root: real, opening: o}
+		b.open[real] = e
+	}
+	e.users++
+	b.mu.Unlock()
+	svc, err := e.opening.Wait(ctx, nil)
+	if err != nil {
+		b.release(e)
+		return nil, openError(err)
+	}
+	return handle{e: e, b: b, svc: svc}, nil
+}
+
+// openError marks the errors of opening a vault as the server maps them.
+func openError(err error) error {
+	var oe *service.OpenError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	switch {
+	case oe.Part == service.PartVault:
+		return fmt.Errorf("%w: %v", ErrNotAVault, err)
+	case errors.Is(err, search.ErrLocked):
+		return fmt.Errorf("%w: the index %s is in use by another vault-agent process; stop it or pass another --index", ErrVaultBusy, oe.Path)
+	}
+	return err
+}
+
+// progressLog logs the indexing of a vault every few seconds.
+func progressLog(log *slog.Logger, root string) search.ProgressFunc {
+	var last time.Time
+	return func(done, total int) {
+		if time.Since(last) >= 2*time.Second {
+			last = time.Now()
+			log.Info("indexing", "vault", root, "done", done, "total", total)
+		}
+	}
+}
+
+// release drops one user of e, closing its vault after the last.
+func (b *vaults) release(e *entry) {
+	b.mu.Lock()
+	e.users--
+	last := e.users == 0 && b.open[e.root] == e
+	if last {
+		delete(b.open, e.root)
+	}
+	b.mu.Unlock()
+	if last {
+		if err := e.opening.Close(); err != nil {
+			b.opts.Logger.Warn("closing a vault", "vault", e.root, "error", err)
+		}
+	}
+}
+
+func (b *vaults) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	entries := make([]*entry, 0, len(b.open))
+	for _, e := range b.open {
+		entries = append(entries, e)
+	}
+	b.open = map[string]*entry{}
+	b.mu.Unlock()
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, e.opening.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// handle is one session's use of an opened vault. Handles of one vault are
+// equal.
+type handle struct {
+	e   *entry
+	b   *vaults
+	svc *service.Service
+}
+
+func (h handle) Root() string { return h.e.root }
+
+func (h handle) Run(ctx context.Context, req service.RunRequest, sink agent.Sink) (*agent.Result, error) {
+	return h.svc.Run(ctx, req, sink)
+}
+
+func (h handle) ReadNote(name string, maxBytes int) (*Note, error) {
+	n, err := h.svc.Index().ReadNote(name)
+	if err != nil {
+		return nil, err
+	}
+	out := &Note{Path: n.Path, Title: n.Title}
+	out.Text, out.Truncated = capText(n.Body, maxBytes)
+	return out, nil
+}
+
+func (h handle) Release() { h.b.release(h.e) }

@@ -2,12 +2,13 @@ package acp_test
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vault-agent/vault-agent/internal/fixture"
 )
 
 // TestNodeClient runs examples/acp-client/client.mjs, which drives the built
@@ -47,8 +48,7 @@ func TestNodeClient(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	vaultDir := filepath.Join(tmp, "vault")
-	copyDir(t, filepath.Join("..", "testdata", "vault"), vaultDir)
+	vaultDir := fixture.Copy(t)
 
 	cmd := exec.CommandContext(ctx, node, "client.mjs")
 	cmd.Dir = dir
@@ -68,27 +68,4 @@ func TestNodeClient(t *testing.T) {
 		t.Fatalf("node client.mjs: %v\n%s", err, out)
 	}
 	t.Logf("node client:\n%s", out)
-}
-
-// copyDir copies the fixture vault so that nothing touches testdata.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -2,7 +2,6 @@ package acp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // Limits on the notes attached to one prompt turn.
@@ -114,13 +114,14 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (res sdk.Promp
 	s.mu.Unlock()
 	defer s.turns.Done()
 
-	// The turn's context ends when the client cancels (session/cancel or
-	// $/cancel_request both cancel ctx), the session closes or the
-	// connection ends; the run itself is not bound to the request so that
-	// a cancelled run still reports how it ended.
-	turnCtx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer stop(nil)
-	turn := &activeTurn{stop: stop}
+	// The turn ends when the client cancels (session/cancel, or
+	// $/cancel_request, which cancels ctx), the session closes or the
+	// connection ends: each closes turn.stop, which stops the run. The
+	// run itself is not bound to the request's context, so that a
+	// cancelled run still reports how it ended.
+	turnCtx := context.WithoutCancel(ctx)
+	turn := &activeTurn{stop: make(chan struct{})}
+	defer turn.end()
 	ss.mu.Lock()
 	if ss.closed {
 		ss.mu.Unlock()
@@ -135,12 +136,16 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (res sdk.Promp
 	defer func() {
 		ss.mu.Lock()
 		ss.active = nil
+		closed := ss.closed
 		ss.mu.Unlock()
+		if closed {
+			ss.release()
+		}
 	}()
 	stopOnCancel := context.AfterFunc(ctx, ss.cancel)
 	defer stopOnCancel()
 
-	unknown, err := settings.applyMeta(p.Meta)
+	unknown, err := applyMeta(&settings, p.Meta)
 	if err != nil {
 		return res, invalidParams("%s: %v", method, err)
 	}
@@ -168,14 +173,14 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (res sdk.Promp
 
 	var question string
 	var asked bool
-	updates := newTurnUpdates(runID, ss.cwd, settings.Planner, send, func(q string) {
+	updates := newTurnUpdates(runID, ss.cwd, isTrue(settings.Planner), send, func(q string) {
 		// ACP has no way to ask mid-turn: end the turn with the question;
 		// the person's next prompt is the answer.
 		question, asked = q, true
-		stop(errors.New("the agent asked a question"))
+		turn.end()
 	})
-	result, err := ss.vault.Run(turnCtx, RunRequest{
-		RunID: runID, SessionID: string(ss.id), Message: goal, History: runHistory, Settings: settings,
+	result, err := ss.vault.Run(turnCtx, service.RunRequest{
+		RunID: runID, SessionID: string(ss.id), Message: goal, History: runHistory, Settings: settings, Stop: turn.stop,
 	}, updates)
 	if err != nil {
 		return res, toRequestError(method, err)
@@ -289,7 +294,7 @@ func (s *server) readMention(ctx context.Context, ss *session, m mention, rel, a
 		a := attached{label: m.uri, title: m.name, text: *m.text}
 		if inside {
 			a.label = rel
-			if n, err := ss.vault.ReadNote(ctx, rel, 1); err == nil {
+			if n, err := ss.vault.ReadNote(rel, 1); err == nil {
 				a.label, a.title = n.Path, n.Title
 			}
 		}
@@ -298,7 +303,7 @@ func (s *server) readMention(ctx context.Context, ss *session, m mention, rel, a
 	if !inside {
 		return attached{}, fmt.Errorf("%s is not a note of this vault (%s); only notes inside the session's vault can be attached", m.uri, ss.cwd)
 	}
-	n, err := ss.vault.ReadNote(ctx, rel, maxMentionBytes)
+	n, err := ss.vault.ReadNote(rel, maxMentionBytes)
 	if err != nil {
 		return attached{}, fmt.Errorf("cannot read %s: %v", rel, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,16 +15,17 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // Config configures Serve.
 type Config struct {
 	// Backend opens the vault each session's cwd names.
 	Backend Backend
-	// Defaults are the settings of a new session.
-	Defaults Settings
+	// Defaults are the settings of a new session (mode, planner, max
+	// iterations, timeout), over the vault's.
+	Defaults service.Settings
 	Logger   *slog.Logger
 	// Version is reported as agentInfo.version.
 	Version string
@@ -44,7 +44,7 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
-	cfg.Defaults = cfg.Defaults.withDefaults()
+	cfg.Defaults = sessionDefaults(cfg.Defaults)
 	log := cfg.Logger.With("component", "acp")
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
@@ -73,17 +73,6 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		log.Warn("prompt turns still running at shutdown", "waited", cfg.ShutdownTimeout)
 	}
 	return cfg.Backend.Close()
-}
-
-func (s Settings) withDefaults() Settings {
-	if s.Mode == "" {
-		s.Mode = agent.ModeReact
-	}
-	if s.MaxIterations <= 0 {
-		s.MaxIterations = 10
-	}
-	s.MaxIterations = min(s.MaxIterations, 50)
-	return s
 }
 
 // server implements the SDK's Agent interface. The SDK runs each request on
@@ -118,22 +107,23 @@ type session struct {
 
 	// mu guards the fields below.
 	mu       sync.Mutex
-	settings Settings
+	settings service.Settings
 	history  []llm.Message
 	runs     int
 	active   *activeTurn
 	closed   bool
+
+	releaseOnce sync.Once
 }
 
 // activeTurn is the running prompt turn of a session.
 type activeTurn struct {
-	// stop cancels the turn's context, which stops its run.
-	stop      context.CancelCauseFunc
+	// stop stops the turn's run (service.RunRequest.Stop); stopOnce
+	// guards the close.
+	stop      chan struct{}
+	stopOnce  sync.Once
 	cancelled bool
 }
-
-// errCancelled is the cause of a turn the client cancelled.
-var errCancelled = errors.New("cancelled by the client")
 
 // maxHistory caps the messages of earlier turns kept for the next one.
 const maxHistory = 20
@@ -220,7 +210,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (res s
 		s.log.Warn("session/new: additional directories are not used; the session's vault is its cwd", "ignored", strings.Join(p.AdditionalDirectories, ", "))
 	}
 	settings := s.cfg.Defaults
-	unknown, err := settings.applyMeta(p.Meta)
+	unknown, err := applyMeta(&settings, p.Meta)
 	if err != nil {
 		return res, invalidParams("%s: %v", method, err)
 	}
@@ -265,7 +255,7 @@ func (s *server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest
 	if err != nil {
 		return res, err
 	}
-	st, err := ss.update(func(st *Settings) error { return st.set(optMode, string(p.ModeId)) })
+	st, err := ss.update(func(st *service.Settings) error { return setOption(st, optMode, string(p.ModeId)) })
 	if err != nil {
 		return res, invalidParams("%s: %v", method, err)
 	}
@@ -291,7 +281,7 @@ func (s *server) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionCon
 	if err != nil {
 		return res, err
 	}
-	st, err := ss.update(func(st *Settings) error { return st.set(id, value) })
+	st, err := ss.update(func(st *service.Settings) error { return setOption(st, id, value) })
 	if err != nil {
 		return res, invalidParams("%s: %v", method, err)
 	}
@@ -305,14 +295,14 @@ func (s *server) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionCon
 // current_mode_update for clients that use session modes, and, when the
 // change came through session/set_mode, config_option_update for clients
 // that use config options.
-func (s *server) notifySettings(ss *session, st Settings, options bool) {
+func (s *server) notifySettings(ss *session, st service.Settings, options bool) {
 	s.send(ss.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeId: sdk.SessionModeId(st.Mode)}})
 	if options {
 		s.send(ss.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(st)}})
 	}
 }
 
-func (ss *session) update(f func(*Settings) error) (Settings, error) {
+func (ss *session) update(f func(*service.Settings) error) (service.Settings, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	st := ss.settings
@@ -347,9 +337,12 @@ func (ss *session) cancel() {
 	}
 	ss.mu.Unlock()
 	if t != nil {
-		t.stop(errCancelled)
+		t.end()
 	}
 }
+
+// end stops the turn's run.
+func (t *activeTurn) end() { t.stopOnce.Do(func() { close(t.stop) }) }
 
 // CloseSession cancels the session's turn and forgets the session.
 func (s *server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (res sdk.CloseSessionResponse, err error) {
@@ -364,10 +357,17 @@ func (s *server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (r
 	s.mu.Unlock()
 	ss.mu.Lock()
 	ss.closed = true
+	busy := ss.active != nil
 	ss.mu.Unlock()
 	ss.cancel()
+	if !busy {
+		ss.release() // else the turn releases it as it ends
+	}
 	return res, nil
 }
+
+// release gives the session's vault back (Vault.Release), once.
+func (ss *session) release() { ss.releaseOnce.Do(ss.vault.Release) }
 
 // ListSessions is not offered (sessionCapabilities.list is not advertised).
 func (s *server) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // fakeVault answers at once, except a message containing BLOCK, which runs
@@ -22,20 +23,25 @@ type fakeVault struct {
 	root    string
 	started chan string // run ids of BLOCK runs, once they wait
 
+	released atomic.Int32
+
 	mu   sync.Mutex
-	reqs []RunRequest
+	reqs []service.RunRequest
 }
 
 func (v *fakeVault) Root() string { return v.root }
 
-func (v *fakeVault) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*agent.Result, error) {
+func (v *fakeVault) Run(ctx context.Context, req service.RunRequest, sink agent.Sink) (*agent.Result, error) {
 	v.mu.Lock()
 	v.reqs = append(v.reqs, req)
 	v.mu.Unlock()
 	sink.Emit(agent.Event{EventType: agent.EventRunStarted, Payload: agent.RunStartedPayload{Mode: req.Settings.Mode}})
 	if strings.Contains(req.Message, "BLOCK") {
 		v.started <- req.RunID
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-req.Stop:
+		}
 		sink.Emit(agent.Event{EventType: agent.EventRunTerminated, Payload: agent.RunTerminatedPayload{StopReason: agent.StopStopped}})
 		return &agent.Result{StopReason: agent.StopStopped}, nil
 	}
@@ -44,14 +50,16 @@ func (v *fakeVault) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*
 	return &agent.Result{StopReason: agent.StopFinalAnswer, Answer: answer}, nil
 }
 
-func (v *fakeVault) ReadNote(ctx context.Context, name string, max int) (*Note, error) {
+func (v *fakeVault) ReadNote(name string, max int) (*Note, error) {
 	if name == "notes/A.md" {
 		return &Note{Path: name, Title: "A", Text: "alpha on disk"}, nil
 	}
 	return nil, fmt.Errorf("note %q: not found", name)
 }
 
-func (v *fakeVault) last() RunRequest {
+func (v *fakeVault) Release() { v.released.Add(1) }
+
+func (v *fakeVault) last() service.RunRequest {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.reqs[len(v.reqs)-1]
@@ -143,7 +151,7 @@ func TestServer(t *testing.T) {
 	serverIn, clientOut := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(context.Background(), Config{Backend: backend, Defaults: Settings{Planner: true}, Version: "test"}, serverIn, serverOut)
+		served <- Serve(context.Background(), Config{Backend: backend, Defaults: service.Settings{Planner: sdk.Ptr(true)}, Version: "test"}, serverIn, serverOut)
 		serverOut.Close()
 	}()
 	conn := sdk.NewClientSideConnection(client, clientOut, clientIn)
@@ -183,7 +191,7 @@ func TestServer(t *testing.T) {
 			t.Fatalf("prompt = %+v, %v", res, err)
 		}
 		req := v.last()
-		if req.Message != "what is alpha?" || req.Settings.Mode != "par" || req.Settings.MaxIterations != 7 || !req.Settings.Planner {
+		if req.Message != "what is alpha?" || req.Settings.Mode != "par" || req.Settings.MaxIterations != 7 || !isTrue(req.Settings.Planner) {
 			t.Errorf("run request = %+v", req)
 		}
 		attachedMsg := req.History[len(req.History)-1].Content

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // modeInfo describes one agent loop as an ACP session mode.
@@ -58,10 +59,23 @@ func modeState(current string) *sdk.SessionModeState {
 	return st
 }
 
+// sessionDefaults fills in what a session shows as its settings: the mode
+// (react) and max iterations (10, at most 50) when s leaves them open.
+func sessionDefaults(s service.Settings) service.Settings {
+	if s.Mode == "" {
+		s.Mode = agent.ModeReact
+	}
+	if s.MaxIterations <= 0 {
+		s.MaxIterations = 10
+	}
+	s.MaxIterations = min(s.MaxIterations, 50)
+	return s
+}
+
 // configOptions renders s as the session's complete config options. The
 // planner is a select ("on"/"off") so that clients without boolean config
 // options can show it.
-func configOptions(s Settings) []sdk.SessionConfigOption {
+func configOptions(s service.Settings) []sdk.SessionConfigOption {
 	modeOpts := make(sdk.SessionConfigSelectOptionsUngrouped, 0, len(modes))
 	for _, m := range modes {
 		modeOpts = append(modeOpts, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m.id), Name: m.name, Description: sdk.Ptr(m.description)})
@@ -80,7 +94,7 @@ func configOptions(s Settings) []sdk.SessionConfigOption {
 		})
 	}
 	planner := "off"
-	if s.Planner {
+	if isTrue(s.Planner) {
 		planner = "on"
 	}
 	sel := func(id, name, desc string, cat *sdk.SessionConfigOptionCategory, current string, opts sdk.SessionConfigSelectOptionsUngrouped) sdk.SessionConfigOption {
@@ -99,8 +113,8 @@ func configOptions(s Settings) []sdk.SessionConfigOption {
 	}
 }
 
-// set applies one config option value to s.
-func (s *Settings) set(id, value string) error {
+// setOption applies one config option value to s.
+func setOption(s *service.Settings, id, value string) error {
 	switch id {
 	case optMode:
 		if !validMode(value) {
@@ -110,9 +124,9 @@ func (s *Settings) set(id, value string) error {
 	case optPlanner:
 		switch value {
 		case "on", "true":
-			s.Planner = true
+			s.Planner = sdk.Ptr(true)
 		case "off", "false":
-			s.Planner = false
+			s.Planner = sdk.Ptr(false)
 		default:
 			return fmt.Errorf("planner must be on or off, got %q", value)
 		}
@@ -139,7 +153,7 @@ const MetaKey = "vaultAgent"
 
 // applyMeta applies the vault-agent settings found in meta to s and returns
 // the keys it did not know.
-func (s *Settings) applyMeta(meta map[string]any) (unknown []string, err error) {
+func applyMeta(s *service.Settings, meta map[string]any) (unknown []string, err error) {
 	raw, ok := meta[MetaKey]
 	if !ok || raw == nil {
 		return nil, nil
@@ -168,7 +182,7 @@ func (s *Settings) applyMeta(meta map[string]any) (unknown []string, err error) 
 			if !ok {
 				return unknown, fmt.Errorf("%s must be a boolean, got %v", field, v)
 			}
-			s.Planner = b
+			s.Planner = &b
 		case "maxIterations":
 			n, ok := v.(float64)
 			if !ok || n != float64(int(n)) || n < 1 || n > 50 {
@@ -187,6 +201,8 @@ func (s *Settings) applyMeta(meta map[string]any) (unknown []string, err error) 
 	}
 	return unknown, nil
 }
+
+func isTrue(p *bool) bool { return p != nil && *p }
 
 // capText cuts s to at most max bytes at a rune boundary.
 func capText(s string, max int) (string, bool) {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/vault-agent/vault-agent/service"
 )
 
 func TestCheckMessage(t *testing.T) {
@@ -86,23 +88,23 @@ func TestFilterInput(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	s := Settings{Mode: "react", MaxIterations: 10}
+	s := service.Settings{Mode: "react", MaxIterations: 10}
 	for _, bad := range [][2]string{{optMode, "yolo"}, {optPlanner, "maybe"}, {optMaxIterations, "0"}, {optMaxIterations, "51"}, {"color", "red"}} {
-		if err := s.set(bad[0], bad[1]); err == nil {
+		if err := setOption(&s, bad[0], bad[1]); err == nil {
 			t.Errorf("set(%s, %s) accepted", bad[0], bad[1])
 		}
 	}
-	if err := s.set(optMode, "par"); err != nil || s.Mode != "par" {
+	if err := setOption(&s, optMode, "par"); err != nil || s.Mode != "par" {
 		t.Errorf("set mode: %v %+v", err, s)
 	}
-	if err := s.set(optPlanner, "on"); err != nil || !s.Planner {
+	if err := setOption(&s, optPlanner, "on"); err != nil || !isTrue(s.Planner) {
 		t.Errorf("set planner: %v %+v", err, s)
 	}
-	unknown, err := s.applyMeta(map[string]any{MetaKey: map[string]any{"maxIterations": 25.0, "enableAgentPlannerV0": false, "timeoutMs": 1500.0, "colour": "red"}})
-	if err != nil || s.MaxIterations != 25 || s.Planner || s.Timeout.Milliseconds() != 1500 || len(unknown) != 1 || unknown[0] != "colour" {
+	unknown, err := applyMeta(&s, map[string]any{MetaKey: map[string]any{"maxIterations": 25.0, "enableAgentPlannerV0": false, "timeoutMs": 1500.0, "colour": "red"}})
+	if err != nil || s.MaxIterations != 25 || isTrue(s.Planner) || s.Timeout.Milliseconds() != 1500 || len(unknown) != 1 || unknown[0] != "colour" {
 		t.Errorf("applyMeta: %v %v %+v", unknown, err, s)
 	}
-	if _, err := s.applyMeta(map[string]any{MetaKey: map[string]any{"maxIterations": 2.5}}); err == nil {
+	if _, err := applyMeta(&s, map[string]any{MetaKey: map[string]any{"maxIterations": 2.5}}); err == nil {
 		t.Error("a fractional maxIterations was accepted")
 	}
 

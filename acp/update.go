@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/planner"
 	"github.com/vault-agent/vault-agent/reasoning"
 )
 
@@ -62,7 +63,7 @@ type turnUpdates struct {
 	n   int
 
 	// par mode's typed plan, shown as plan entries.
-	parSteps   []agent.PlanStep
+	parSteps   []planner.PlanStep
 	parCurrent string
 	parDone    map[string]bool
 }
@@ -234,14 +235,9 @@ func (u *turnUpdates) parPlan() sdk.SessionUpdate {
 }
 
 // typedPlanSteps reads par's typed plan out of a plan payload.
-func typedPlanSteps(plan any) []agent.PlanStep {
-	switch p := plan.(type) {
-	case agent.TypedPlan:
+func typedPlanSteps(plan any) []planner.PlanStep {
+	if p, ok := plan.(planner.TypedPlan); ok {
 		return p.Steps
-	case *agent.TypedPlan:
-		if p != nil {
-			return p.Steps
-		}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
 )
 
 const testRoot = "/home/me/Notes"
@@ -47,7 +48,9 @@ func (r *recorder) text(kind string) string {
 	return b.String()
 }
 
-func ev(typ string, payload any) agent.Event { return agent.Event{EventType: typ, Payload: payload} }
+func ev(typ string, payload agent.Payload) agent.Event {
+	return agent.Event{EventType: typ, Payload: payload}
+}
 
 func newRecorded(planner bool) (*turnUpdates, *recorder) {
 	r := &recorder{}
@@ -142,7 +145,7 @@ func TestPlanUpdates(t *testing.T) {
 
 func TestTypedPlanProgress(t *testing.T) {
 	u, r := newRecorded(false)
-	plan := agent.TypedPlan{Steps: []agent.PlanStep{{ID: "s1", Description: "Find notes"}, {ID: "s2", Description: "Read them"}}}
+	plan := planner.TypedPlan{Steps: []planner.PlanStep{{ID: "s1", Description: "Find notes"}, {ID: "s2", Description: "Read them"}}}
 	u.Emit(ev(agent.EventPlanAuthored, agent.PlanPayload{Revision: 1, Plan: plan}))
 	u.Emit(agent.Event{EventType: agent.EventTurnStarted, Payload: agent.TurnStartedPayload{Iteration: 1}, References: agent.References{StepID: "s1"}})
 	u.Emit(agent.Event{EventType: agent.EventTurnStarted, Payload: agent.TurnStartedPayload{Iteration: 2}, References: agent.References{StepID: "s2"}})

@@ -10,6 +10,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/reasoning"
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -37,7 +41,7 @@ type Citation struct {
 }
 
 func (s *Server) addAskTool() {
-	info := s.cfg.Agent.Model()
+	info := s.cfg.Model
 	desc := "Ask vault-agent's own agent a question about the notes. It searches and reads the vault by itself and returns an " +
 		"answer that cites the notes it used, with their paths. It takes seconds to minutes; progress is reported while it runs, " +
 		"and it can be cancelled. Prefer search_notes and read_note when you want to read the notes yourself."
@@ -47,8 +51,8 @@ func (s *Server) addAskTool() {
 		desc += fmt.Sprintf(" The configured model is %s; the notes it reads are sent to that model.", info.Name)
 	}
 	in := schemaFor[AskInput]()
-	modes := make([]any, len(askModes))
-	for i, m := range askModes {
+	modes := make([]any, len(service.Modes))
+	for i, m := range service.Modes {
 		modes[i] = m
 	}
 	in.Properties["mode"].Enum = modes
@@ -68,24 +72,30 @@ func (s *Server) askVault(ctx context.Context, req *sdk.CallToolRequest, in AskI
 		return nil, out, errors.New("question is empty: ask something about the notes, e.g. \"what did I decide about the database migration?\"")
 	}
 	token := req.Params.GetProgressToken()
-	if err := s.ready(ctx, req.Session, token); err != nil {
+	svc, err := s.vault(ctx, req.Session, token)
+	if err != nil {
 		return nil, out, err
 	}
-	var onStep func(string)
+	var sink agent.Sink
 	if token != nil && req.Session != nil {
 		// Progress must increase; steps come from the run's goroutine, but
 		// guard anyway so a future caller cannot break that.
 		var mu sync.Mutex
 		n := 0
-		onStep = func(step string) {
+		onStep := func(step string) {
 			mu.Lock()
 			n++
 			p := n
 			mu.Unlock()
 			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(p), Message: step})
 		}
+		// The steps are the reasoning block's lines, as the command line
+		// prints them (tagged [Plan], [Act]... when the planner is on).
+		planner := svc.Settings().Planner
+		sink = reasoning.NewObserver(reasoning.Config{Planner: planner != nil && *planner, OnStep: onStep})
 	}
-	ans, err := s.cfg.Agent.Ask(ctx, AskRequest{Question: q, Mode: in.Mode}, onStep)
+	// Cancelling ctx (notifications/cancelled) stops the run.
+	res, err := svc.Run(ctx, service.RunRequest{Message: q, Settings: service.Settings{Mode: in.Mode}}, sink)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, out, ctx.Err()
@@ -96,12 +106,12 @@ func (s *Server) askVault(ctx context.Context, req *sdk.CallToolRequest, in AskI
 		// Cancelled by the client: nobody reads this result.
 		return nil, out, ctx.Err()
 	}
-	if ans.StopReason == stopError {
-		return nil, out, fmt.Errorf("the agent failed: %s", ans.Error)
+	if res.StopReason == agent.StopError {
+		return nil, out, fmt.Errorf("the agent failed: %s", res.Error)
 	}
 	out = AskOutput{
-		Answer: strings.TrimSpace(ans.Text), Citations: s.citations(ans.Text), StopReason: ans.StopReason,
-		Iterations: ans.Iterations, ElapsedMs: ans.Elapsed.Milliseconds(), Model: s.cfg.Agent.Model().Name,
+		Answer: strings.TrimSpace(res.Answer), Citations: citations(svc.Index(), res.Answer), StopReason: res.StopReason,
+		Iterations: res.Iterations, ElapsedMs: res.ElapsedMs, Model: s.cfg.Model.Name,
 	}
 	return result(renderAnswer(out)), out, nil
 }
@@ -109,8 +119,8 @@ func (s *Server) askVault(ctx context.Context, req *sdk.CallToolRequest, in AskI
 var wikilinkRE = regexp.MustCompile(`\[\[([^\[\]]+)\]\]`)
 
 // citations resolves the [[links]] of an answer to notes, each once.
-func (s *Server) citations(answer string) []Citation {
-	paths, titles := pathsAndTitles(s.cfg.Vault.Notes())
+func citations(ix *search.Index, answer string) []Citation {
+	paths := ix.Paths()
 	out := []Citation{}
 	seen := map[string]bool{}
 	for _, m := range wikilinkRE.FindAllStringSubmatch(answer, -1) {
@@ -119,7 +129,8 @@ func (s *Server) citations(answer string) []Citation {
 			continue
 		}
 		seen[p] = true
-		out = append(out, Citation{Path: p, Title: titles[p]})
+		m, _ := ix.Note(p)
+		out = append(out, Citation{Path: p, Title: m.Title})
 	}
 	return out
 }

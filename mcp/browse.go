@@ -65,11 +65,12 @@ func (s *Server) listNotes(ctx context.Context, req *sdk.CallToolRequest, in Lis
 	if err != nil {
 		return nil, out, err
 	}
-	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
+	ix, err := s.index(ctx, req)
+	if err != nil {
 		return nil, out, err
 	}
 	var picked []search.NoteMeta
-	for _, m := range s.cfg.Vault.Notes() {
+	for _, m := range ix.Notes() {
 		if (len(folders) == 0 || underFolder(m.Path, folders[0])) && (len(tags) == 0 || hasTag(m.Tags, tags[0])) && inPeriod(m, from, to) {
 			picked = append(picked, m)
 		}
@@ -134,15 +135,16 @@ func (s *Server) notesInRange(ctx context.Context, req *sdk.CallToolRequest, in 
 	if expr == "" {
 		return nil, out, errors.New("timeExpression is empty: say a period such as \"last week\" or \"2026-03\"")
 	}
-	tr, err := s.cfg.Vault.TimeRange(expr, s.cfg.Now())
+	tr, err := s.timeRange(expr)
 	if err != nil {
 		return nil, out, err
 	}
-	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
+	ix, err := s.index(ctx, req)
+	if err != nil {
 		return nil, out, err
 	}
 	var picked []search.NoteMeta
-	for _, m := range s.cfg.Vault.Notes() {
+	for _, m := range ix.Notes() {
 		if inPeriod(m, tr.Start, tr.End) {
 			picked = append(picked, m)
 		}
@@ -173,10 +175,11 @@ type TagEntry struct {
 
 func (s *Server) listTags(ctx context.Context, req *sdk.CallToolRequest, _ TagsInput) (*sdk.CallToolResult, TagsOutput, error) {
 	var out TagsOutput
-	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
+	ix, err := s.index(ctx, req)
+	if err != nil {
 		return nil, out, err
 	}
-	tags := s.cfg.Vault.Tags()
+	tags := ix.Tags()
 	sort.SliceStable(tags, func(i, j int) bool { return tags[i].Count > tags[j].Count })
 	out = TagsOutput{Tags: make([]TagEntry, 0, min(len(tags), maxTags)), Total: len(tags)}
 	for _, t := range tags[:min(len(tags), maxTags)] {
@@ -224,12 +227,10 @@ type LinkIn struct {
 
 func (s *Server) linksTool(ctx context.Context, req *sdk.CallToolRequest, in LinksInput) (*sdk.CallToolResult, LinksOutput, error) {
 	var out LinksOutput
-	n, err := s.lookupNote(ctx, req, in.Path)
+	ix, n, err := s.lookupNote(ctx, req, in.Path)
 	if err != nil {
 		return nil, out, err
 	}
-	notes := s.cfg.Vault.Notes()
-	paths, titles := pathsAndTitles(notes)
 	out = LinksOutput{Path: n.Path, Title: n.Title, Outgoing: []LinkOut{}, Backlinks: []LinkIn{}}
 	seen := map[string]bool{}
 	for _, l := range n.Links {
@@ -240,10 +241,10 @@ func (s *Server) linksTool(ctx context.Context, req *sdk.CallToolRequest, in Lin
 		seen[key] = true
 		out.OutgoingTotal++
 		if len(out.Outgoing) < maxLinkList {
-			out.Outgoing = append(out.Outgoing, LinkOut{Target: l.Target, Heading: l.Heading, Embed: l.Embed, Path: resolveLink(l, n.Path, paths)})
+			out.Outgoing = append(out.Outgoing, LinkOut{Target: l.Target, Heading: l.Heading, Embed: l.Embed, Path: ix.ResolveLink(l, n.Path)})
 		}
 	}
-	back, err := s.links.backlinks(ctx, n.Path, notes, paths)
+	back, err := ix.Backlinks(ctx, n.Path)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, out, ctx.Err()
@@ -252,7 +253,7 @@ func (s *Server) linksTool(ctx context.Context, req *sdk.CallToolRequest, in Lin
 	}
 	out.BacklinkTotal = len(back)
 	for _, b := range back[:min(len(back), maxLinkList)] {
-		out.Backlinks = append(out.Backlinks, LinkIn{Path: b.path, Title: titles[b.path], Count: b.count})
+		out.Backlinks = append(out.Backlinks, LinkIn{Path: b.Path, Title: b.Title, Count: b.Count})
 	}
 	return result(renderLinks(out)), out, nil
 }

@@ -96,7 +96,7 @@ func (s *Server) bound(field, v string, end bool) (time.Time, error) {
 		}
 		return t, nil
 	}
-	tr, err := s.cfg.Vault.TimeRange(v, s.cfg.Now())
+	tr, err := s.timeRange(v)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%s: %v", field, err)
 	}
@@ -104,6 +104,24 @@ func (s *Server) bound(field, v string, end bool) (time.Time, error) {
 		return tr.End, nil
 	}
 	return tr.Start, nil
+}
+
+// timeRange is a resolved time expression: [Start, End], both inclusive.
+type timeRange struct {
+	Start, End time.Time
+	// Description is a human form such as "2026-03-09 to 2026-03-15".
+	Description string
+}
+
+// timeRange resolves a time expression ("yesterday", "last week",
+// "2026-03", "last 30 days") relative to now, as the agent's
+// getTimeRangeMs does.
+func (s *Server) timeRange(expr string) (timeRange, error) {
+	r, err := search.ParseTimeRange(expr, s.cfg.Now())
+	if err != nil {
+		return timeRange{}, err
+	}
+	return timeRange{Start: time.UnixMilli(r.StartTime), End: time.UnixMilli(r.EndTime), Description: r.Description}, nil
 }
 
 // inPeriod tells whether a note was modified or is dated within [from, to]

@@ -3,10 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,53 +11,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/mcp"
+	"github.com/vault-agent/vault-agent/service"
 )
-
-// fixtureVault is the shared fixture vault (read-only: tests copy it).
-var fixtureVault = func() string {
-	p, err := filepath.Abs(filepath.Join("..", "testdata", "vault"))
-	if err != nil {
-		panic(err)
-	}
-	return p
-}()
-
-// copyVault copies the fixture vault's regular files into a temp dir and
-// recreates its symlink that leaves the vault.
-func copyVault(t testing.TB) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "vault")
-	err := filepath.WalkDir(fixtureVault, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(fixtureVault, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // ctxT is a test context with a deadline well inside the test timeout.
 func ctxT(t testing.TB) context.Context {
@@ -83,28 +38,47 @@ type env struct {
 
 type envOptions struct {
 	model llm.Model
-	wrap  func(mcp.Vault) mcp.Vault
+	wrap  func(mcp.Opening) mcp.Opening
 	noAsk bool
+	now   func() time.Time
 }
 
-func newEnv(t *testing.T, o envOptions) *env {
+// startVault opens a vault as vault-agent mcp does, with an offline model
+// unless model is set; it is closed when the test ends.
+func startVault(t testing.TB, o service.Options) *service.Opening {
 	t.Helper()
-	e := &env{dir: copyVault(t), updated: make(chan string, 64), listChanged: make(chan struct{}, 64)}
-	ctx, cancel := context.WithCancel(context.Background())
-	opened, err := mcp.Open(ctx, mcp.OpenOptions{VaultDir: e.dir, InMemory: true, Model: o.model, Debounce: 20 * time.Millisecond})
+	o.Env, o.Agent, o.Watch = &service.Env{}, true, true
+	if o.Index == "" {
+		o.InMemoryIndex = true
+	}
+	opening, err := service.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v mcp.Vault = opened
+	t.Cleanup(func() { opening.Close() })
+	return opening
+}
+
+var offline = mcp.ModelInfo{Name: "offline", Offline: true}
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	e := &env{dir: fixture.CopyWithLinks(t), updated: make(chan string, 64), listChanged: make(chan struct{}, 64)}
+	ctx, cancel := context.WithCancel(context.Background())
+	opening := startVault(t, service.Options{Vault: e.dir, Model: o.model})
+	var v mcp.Opening = opening
 	if o.wrap != nil {
 		v = o.wrap(v)
 	}
-	cfg := mcp.Config{Vault: v, Agent: opened, VaultName: "vault", Version: "test",
-		Now: func() time.Time { return time.Date(2026, 4, 22, 10, 0, 0, 0, time.Local) }}
-	if o.noAsk {
-		cfg.Agent = nil
+	model := offline
+	if o.model != nil {
+		model = mcp.ModelInfo{Name: o.model.Name()}
 	}
-	srv := mcp.New(cfg)
+	now := o.now
+	if now == nil {
+		now = func() time.Time { return time.Date(2026, 4, 22, 10, 0, 0, 0, time.Local) }
+	}
+	srv := mcp.New(mcp.Config{Vault: v, Ask: !o.noAsk, Model: model, VaultName: "vault", Version: "test", Now: now})
 	st, ct := sdk.NewInMemoryTransports()
 	served := make(chan error, 1)
 	go func() { served <- srv.Run(ctx, st) }()
@@ -137,7 +111,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 		case <-time.After(10 * time.Second):
 			t.Error("the server did not end after the client closed")
 		}
-		opened.Close()
 	})
 	return e
 }

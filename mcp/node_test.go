@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 )
 
@@ -68,7 +69,7 @@ func TestNodeClient(t *testing.T) {
 	}
 	cmd := exec.CommandContext(ctx, node, "client.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "VAULT_AGENT_BIN="+bin, "VAULT_DIR="+fixtureVault, "QUIET=1")
+	cmd.Env = append(os.Environ(), "VAULT_AGENT_BIN="+bin, "VAULT_DIR="+fixture.Vault(), "QUIET=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node client.mjs: %v\n%s", err, out)

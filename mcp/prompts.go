@@ -56,10 +56,11 @@ func (s *Server) summarizePrompt(ctx context.Context, req *sdk.GetPromptRequest)
 	if topic == "" {
 		return nil, invalidPrompt("%s needs a topic, e.g. \"sourdough starter\"", promptSummarize)
 	}
-	if err := s.cfg.Vault.WaitReady(ctx, nil); err != nil {
+	svc, err := s.vault(ctx, nil, nil)
+	if err != nil {
 		return nil, err
 	}
-	res, err := s.cfg.Vault.Search(ctx, search.Request{Query: topic, Limit: promptNotes})
+	res, err := svc.Index().Search(ctx, search.Request{Query: topic, Limit: promptNotes})
 	if err != nil {
 		return nil, invalidPrompt("topic %q: %v", topic, err)
 	}
@@ -89,15 +90,16 @@ func (s *Server) weeklyPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*
 	if period == "" {
 		period = "last week"
 	}
-	tr, err := s.cfg.Vault.TimeRange(period, s.cfg.Now())
+	tr, err := s.timeRange(period)
 	if err != nil {
 		return nil, invalidPrompt("period: %v", err)
 	}
-	if err := s.cfg.Vault.WaitReady(ctx, nil); err != nil {
+	svc, err := s.vault(ctx, nil, nil)
+	if err != nil {
 		return nil, err
 	}
 	var picked []search.NoteMeta
-	for _, m := range s.cfg.Vault.Notes() {
+	for _, m := range svc.Index().Notes() {
 		if inPeriod(m, tr.Start, tr.End) {
 			picked = append(picked, m)
 		}

@@ -65,10 +65,11 @@ func (s *Server) searchNotes(ctx context.Context, req *sdk.CallToolRequest, in S
 	if sreq.Query == "" && len(sreq.Tags) == 0 && len(sreq.Folders) == 0 && sreq.From.IsZero() && sreq.To.IsZero() {
 		return nil, out, errors.New("the query is empty: give words to look for, or at least one filter (tags, folders, since, until)")
 	}
-	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
+	ix, err := s.index(ctx, req)
+	if err != nil {
 		return nil, out, err
 	}
-	res, err := s.cfg.Vault.Search(ctx, sreq)
+	res, err := ix.Search(ctx, sreq)
 	if err != nil {
 		if errors.Is(err, search.ErrBadQuery) || errors.Is(err, search.ErrEmptyQuery) {
 			return nil, out, fmt.Errorf("%v. %s", err, queryLanguage)
@@ -125,7 +126,7 @@ func (s *Server) readNote(ctx context.Context, req *sdk.CallToolRequest, in Read
 	if in.Chunk != nil && strings.TrimSpace(in.Heading) != "" {
 		return nil, out, errors.New("give either chunk or heading, not both")
 	}
-	n, err := s.lookupNote(ctx, req, in.Path)
+	_, n, err := s.lookupNote(ctx, req, in.Path)
 	if err != nil {
 		return nil, out, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,12 +44,6 @@ func notePath(uri string) (string, error) {
 	return p, nil
 }
 
-// noteKey is what tells that a note changed.
-type noteKey struct {
-	hash  string
-	mtime int64
-}
-
 func (s *Server) addResourceTemplate() {
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
 		URITemplate: uriTemplate,
@@ -67,93 +62,85 @@ func (s *Server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	if err := s.cfg.Vault.WaitReady(ctx, nil); err != nil {
+	svc, err := s.vault(ctx, nil, nil)
+	if err != nil {
 		return nil, err
 	}
-	n, err := s.cfg.Vault.Note(ctx, p)
+	found, err := svc.Index().Lookup(p)
 	switch {
-	case errors.Is(err, vault.ErrNotFound), errors.Is(err, vault.ErrNotMarkdown):
+	case errors.Is(err, vault.ErrNotFound):
 		return nil, sdk.ResourceNotFoundError(uri)
 	case err != nil:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: noteError(p, err).Error()}
 	}
-	text, _, err := s.cfg.Vault.Source(ctx, n.Path)
-	if errors.Is(err, vault.ErrNotFound) {
+	raw, err := svc.Vault().ReadRaw(found, -1)
+	if errors.Is(err, vault.ErrNotFound) || errors.Is(err, vault.ErrNotMarkdown) {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", n.Path, err)
+		return nil, fmt.Errorf("read %s: %w", found, err)
 	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: NoteURI(n.Path), MIMEType: markdown, Text: text}}}, nil
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: NoteURI(found), MIMEType: markdown, Text: string(raw.Content)}}}, nil
 }
 
-// follow registers every note as a resource once the index is ready, then
+// follow registers every note as a resource once the vault is open, then
 // mirrors the index's changes until ctx ends: a note added or removed
 // changes the resource list (the SDK sends notifications/resources/
 // list_changed, debounced), and a note added, changed or removed sends
 // notifications/resources/updated to the sessions subscribed to its URI.
 func (s *Server) follow(ctx context.Context) {
-	changes, unsubscribe := s.cfg.Vault.Subscribe()
-	defer unsubscribe()
-	if err := s.cfg.Vault.WaitReady(ctx, nil); err != nil {
+	svc, err := s.vault(ctx, nil, nil)
+	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("notes are not offered as resources: the index is not available", "err", err)
 		}
 		return
 	}
-	s.sync(ctx)
+	ix := svc.Index()
+	st := svc.Synced()
+	s.log.Info("index ready", "notes", ix.Count(), "added", st.Added, "updated", st.Updated,
+		"removed", st.Removed, "rebuilt", st.Rebuilt, "took", st.Took.Round(time.Millisecond))
+	changes := ix.SubscribeChanges()
+	defer changes.Close()
+	for _, m := range ix.Notes() {
+		s.addResource(m)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-changes:
-			s.sync(ctx)
+		case <-changes.Ready():
+			s.apply(ctx, ix, changes.Take())
 		}
 	}
 }
 
-// sync brings the registered resources in step with the index.
-func (s *Server) sync(ctx context.Context) {
-	notes := s.cfg.Vault.Notes()
-	cur := make(map[string]noteKey, len(notes))
-	byPath := make(map[string]search.NoteMeta, len(notes))
-	for _, m := range notes {
-		cur[m.Path] = noteKey{m.Hash, m.MTime.UnixNano()}
-		byPath[m.Path] = m
-	}
-	s.followMu.Lock()
-	prev := s.res
-	s.res = cur
-	s.followMu.Unlock()
-	first := prev == nil
+func (s *Server) addResource(m search.NoteMeta) {
+	s.srv.AddResource(&sdk.Resource{URI: NoteURI(m.Path), Name: m.Path, Title: m.Title, MIMEType: markdown, Size: m.Size}, s.readResource)
+}
 
-	var updated []string
+// apply mirrors changes of the index into the resources.
+func (s *Server) apply(ctx context.Context, ix *search.Index, changes []search.NoteChange) {
 	var gone []string
-	for p, k := range cur {
-		old, ok := prev[p]
-		if !ok {
-			m := byPath[p]
-			s.srv.AddResource(&sdk.Resource{URI: NoteURI(p), Name: p, Title: m.Title, MIMEType: markdown, Size: m.Size}, s.readResource)
-		}
-		if ok && old != k || !ok && !first {
-			updated = append(updated, p)
-		}
-	}
-	for p := range prev {
-		if _, ok := cur[p]; !ok {
-			gone = append(gone, NoteURI(p))
-			updated = append(updated, p)
+	for _, c := range changes {
+		switch c.Kind {
+		case search.NoteAdded:
+			if m, ok := ix.Note(c.Path); ok {
+				s.addResource(m)
+			}
+		case search.NoteRemoved:
+			gone = append(gone, NoteURI(c.Path))
 		}
 	}
 	if len(gone) > 0 {
 		s.srv.RemoveResources(gone...)
 	}
-	for _, p := range updated {
-		if err := s.srv.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: NoteURI(p)}); err != nil {
-			s.log.Warn("resource update notification", "uri", NoteURI(p), "err", err)
+	for _, c := range changes {
+		if err := s.srv.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: NoteURI(c.Path)}); err != nil {
+			s.log.Warn("resource update notification", "uri", NoteURI(c.Path), "err", err)
 		}
 	}
-	if len(updated) > 0 {
-		s.log.Debug("notes changed", "changed", len(updated), "removed", len(gone))
+	if len(changes) > 0 {
+		s.log.Debug("notes changed", "changed", len(changes), "removed", len(gone))
 	}
 }

@@ -10,14 +10,20 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 // Config configures a Server.
 type Config struct {
-	// Vault is the live index the tools read (required).
-	Vault Vault
-	// Agent answers ask_vault; nil leaves the tool out.
-	Agent Agent
+	// Vault is the vault being opened (service.Start, with the watcher):
+	// tools, resources and prompts wait for it (required).
+	Vault Opening
+	// Ask offers ask_vault, which runs the vault's agent (open the vault
+	// with service.Options.Agent); Model describes the agent's model.
+	Ask   bool
+	Model ModelInfo
 	// VaultName names the vault in the server's instructions, e.g. the
 	// folder name.
 	VaultName string
@@ -29,22 +35,32 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Opening is a vault being opened: *service.Opening.
+type Opening interface {
+	// Wait returns the open vault, reporting the progress of a first
+	// indexing to progress (which may be nil) while it waits.
+	Wait(ctx context.Context, progress search.ProgressFunc) (*service.Service, error)
+}
+
+// ModelInfo describes the agent's model.
+type ModelInfo struct {
+	Name string
+	// Offline is true for the built-in extractive model, which never
+	// touches the network.
+	Offline bool
+}
+
 // Server is the MCP server of one vault. One Server may serve several
 // sessions at once (over HTTP); each tool call runs on its own goroutine.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	srv   *sdk.Server
-	links *linkGraph
+	cfg Config
+	log *slog.Logger
+	srv *sdk.Server
 	// argHints describes each tool's arguments (written while tools are
 	// added, read-only after).
 	argHints map[string]string
 
 	followOnce sync.Once
-	// followMu guards res, the notes registered as resources (nil before
-	// the first sync).
-	followMu sync.Mutex
-	res      map[string]noteKey
 }
 
 // New builds the server: tools, resources, prompts.
@@ -61,7 +77,6 @@ func New(cfg Config) *Server {
 	}
 	log = log.With("component", "mcp")
 	s := &Server{cfg: cfg, log: log, argHints: map[string]string{}}
-	s.links = newLinkGraph(cfg.Vault)
 	version := cfg.Version
 	if version == "" {
 		version = "dev"
@@ -96,7 +111,7 @@ func (s *Server) instructions() string {
 		"Find notes with search_notes (ranked, with a snippet and the chunk to read), then read_note with that chunk " +
 		"(or a heading) rather than whole notes. list_notes, list_tags and notes_in_range browse; links shows a note's " +
 		"links and backlinks. Cite notes by path."
-	if s.cfg.Agent != nil {
+	if s.cfg.Ask {
 		text += " ask_vault runs vault-agent's own agent when you want a ready answer with citations."
 	}
 	return text
@@ -151,9 +166,9 @@ func (s *Server) startFollowing(ctx context.Context) {
 	s.followOnce.Do(func() { go s.follow(ctx) })
 }
 
-// ready waits for the index, reporting its progress to the client when the
-// request carries a progress token.
-func (s *Server) ready(ctx context.Context, ss *sdk.ServerSession, token any) error {
+// vault waits for the vault, reporting the progress of its indexing to the
+// client when the request carries a progress token.
+func (s *Server) vault(ctx context.Context, ss *sdk.ServerSession, token any) (*service.Service, error) {
 	var progress func(done, total int)
 	if token != nil && ss != nil {
 		progress = func(done, total int) {
@@ -163,11 +178,21 @@ func (s *Server) ready(ctx context.Context, ss *sdk.ServerSession, token any) er
 			})
 		}
 	}
-	if err := s.cfg.Vault.WaitReady(ctx, progress); err != nil {
+	svc, err := s.cfg.Vault.Wait(ctx, progress)
+	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return fmt.Errorf("the vault's index is not available: %v", err)
+		return nil, fmt.Errorf("the vault's index is not available: %v", err)
 	}
-	return nil
+	return svc, nil
+}
+
+// index waits for the vault (see vault) and returns its index.
+func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest) (*search.Index, error) {
+	svc, err := s.vault(ctx, req.Session, req.Params.GetProgressToken())
+	if err != nil {
+		return nil, err
+	}
+	return svc.Index(), nil
 }

@@ -16,11 +16,12 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/mcp"
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 func TestToolsAndSchemas(t *testing.T) {
@@ -259,18 +260,15 @@ func measureSizes(t *testing.T, e *env, queries []string, limit int) {
 func newEnvAt(t *testing.T, dir string) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	opened, err := mcp.Open(ctx, mcp.OpenOptions{VaultDir: dir, IndexDir: filepath.Join(t.TempDir(), "idx")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := mcp.New(mcp.Config{Vault: opened})
+	opening := startVault(t, service.Options{Vault: dir, Index: filepath.Join(t.TempDir(), "idx")})
+	srv := mcp.New(mcp.Config{Vault: opening})
 	st, ct := sdk.NewInMemoryTransports()
 	go func() { _ = srv.Run(ctx, st) }()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "size", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close(); cancel(); opened.Close() })
+	t.Cleanup(func() { cs.Close(); cancel() })
 	return &env{dir: dir, cs: cs}
 }
 
@@ -449,16 +447,10 @@ func TestBadInputIsAToolError(t *testing.T) {
 	ok[mcp.SearchOutput](t, e, "search_notes", map[string]any{"query": "starter"})
 }
 
-// panicky makes search panic, as a bug would.
-type panicky struct{ mcp.Vault }
-
-func (panicky) Search(context.Context, search.Request) (*search.Results, error) {
-	panic("boom")
-}
-
 func TestToolPanicIsAToolError(t *testing.T) {
-	e := newEnv(t, envOptions{wrap: func(v mcp.Vault) mcp.Vault { return panicky{v} }})
-	if msg := e.toolError(t, "search_notes", map[string]any{"query": "x"}); !strings.Contains(msg, "internal error") {
+	// The clock of time expressions panics, as a bug would.
+	e := newEnv(t, envOptions{now: func() time.Time { panic("boom") }})
+	if msg := e.toolError(t, "search_notes", map[string]any{"query": "x", "since": "last week"}); !strings.Contains(msg, "internal error") {
 		t.Errorf("panic: %q", msg)
 	}
 	ok[mcp.ReadOutput](t, e, "read_note", map[string]any{"path": "Home"})
@@ -688,12 +680,7 @@ func TestPrompts(t *testing.T) {
 func TestStreamableHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
-	opened, err := mcp.Open(ctx, mcp.OpenOptions{VaultDir: copyVault(t), InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer opened.Close()
-	srv := mcp.New(mcp.Config{Vault: opened, Agent: opened})
+	srv := mcp.New(mcp.Config{Vault: startVault(t, service.Options{Vault: fixture.CopyWithLinks(t)}), Ask: true, Model: offline})
 	ln, err := listenLoopback()
 	if err != nil {
 		t.Fatal(err)
@@ -736,17 +723,17 @@ func TestStreamableHTTP(t *testing.T) {
 
 // slowIndex reports indexing progress before it is ready, as a first
 // index of a large vault does.
-type slowIndex struct{ mcp.Vault }
+type slowIndex struct{ mcp.Opening }
 
-func (v slowIndex) WaitReady(ctx context.Context, progress func(done, total int)) error {
+func (v slowIndex) Wait(ctx context.Context, progress search.ProgressFunc) (*service.Service, error) {
 	if progress != nil {
 		progress(3, 10)
 	}
-	return v.Vault.WaitReady(ctx, progress)
+	return v.Opening.Wait(ctx, progress)
 }
 
 func TestIndexProgressWhileWaiting(t *testing.T) {
-	e := newEnv(t, envOptions{noAsk: true, wrap: func(v mcp.Vault) mcp.Vault { return slowIndex{v} }})
+	e := newEnv(t, envOptions{noAsk: true, wrap: func(v mcp.Opening) mcp.Opening { return slowIndex{v} }})
 	res, err := e.cs.CallTool(ctxT(t), &sdk.CallToolParams{
 		Name: "search_notes", Arguments: map[string]any{"query": "starter"}, Meta: sdk.Meta{"progressToken": 7},
 	})
@@ -802,32 +789,4 @@ func TestNoGoroutineLeak(t *testing.T) {
 		e.toolError(t, "read_note", map[string]any{"path": "../x"})
 	})
 	rpctest.CheckGoroutines(t, before)
-}
-
-// TestLockedIndexFallsBack: when another process holds the index, the
-// server keeps its own in memory instead of failing.
-func TestLockedIndexFallsBack(t *testing.T) {
-	dir := copyVault(t)
-	idx := filepath.Join(t.TempDir(), "idx")
-	v, err := vault.Open(dir, vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder, err := search.Open(ctxT(t), search.Options{Path: idx, Vault: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	opened, err := mcp.Open(ctxT(t), mcp.OpenOptions{VaultDir: dir, IndexDir: idx})
-	if err != nil {
-		t.Fatalf("a locked index: %v", err)
-	}
-	defer opened.Close()
-	if err := opened.WaitReady(ctxT(t), nil); err != nil {
-		t.Fatal(err)
-	}
-	res, err := opened.Search(ctxT(t), search.Request{Query: "sourdough"})
-	if err != nil || len(res.Results) == 0 {
-		t.Fatalf("search on the fallback index: %v %v", res, err)
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/vault-agent/vault-agent/agent"
 )
 
 // The text of a tool result is what most clients hand to the model, so it
@@ -312,7 +314,7 @@ func renderAnswer(o AskOutput) string {
 			fmt.Fprintf(&b, "\n- %s", label(c.Path, c.Title))
 		}
 	}
-	if o.StopReason != stopFinalAnswer {
+	if o.StopReason != agent.StopFinalAnswer {
 		fmt.Fprintf(&b, "\n\n(The run ended early: %s after %d iteration(s); the answer may be incomplete.)", o.StopReason, o.Iterations)
 	}
 	return b.String()

@@ -206,37 +206,27 @@ func (s *Server) addTools() {
 		Description: "List the notes modified or dated in a period given in words, oldest first: \"today\", \"yesterday\", \"last week\", " +
 			"\"this month\", \"last 30 days\", \"2026-03\", \"2026-03-14\", \"March\". Returns the resolved dates and the notes.",
 	}, s.notesInRange)
-	if s.cfg.Agent != nil {
+	if s.cfg.Ask {
 		s.addAskTool()
 	}
 }
 
 // ---- shared helpers
 
-// lookupNote waits for the index and finds the note name stands for.
-func (s *Server) lookupNote(ctx context.Context, req *sdk.CallToolRequest, name string) (*vault.Note, error) {
+// lookupNote waits for the index and reads the note name stands for.
+func (s *Server) lookupNote(ctx context.Context, req *sdk.CallToolRequest, name string) (*search.Index, *vault.Note, error) {
 	if strings.TrimSpace(name) == "" {
-		return nil, errors.New("path is empty: give a note's vault path, e.g. \"projects/Alpha.md\" (search_notes finds them)")
+		return nil, nil, errors.New("path is empty: give a note's vault path, e.g. \"projects/Alpha.md\" (search_notes finds them)")
 	}
-	if err := s.ready(ctx, req.Session, req.Params.GetProgressToken()); err != nil {
-		return nil, err
-	}
-	n, err := s.cfg.Vault.Note(ctx, name)
+	ix, err := s.index(ctx, req)
 	if err != nil {
-		return nil, noteError(name, err)
+		return nil, nil, err
 	}
-	return n, nil
-}
-
-// pathsAndTitles returns the paths of notes and their titles by path.
-func pathsAndTitles(notes []search.NoteMeta) ([]string, map[string]string) {
-	paths := make([]string, len(notes))
-	titles := make(map[string]string, len(notes))
-	for i, m := range notes {
-		paths[i] = m.Path
-		titles[m.Path] = m.Title
+	n, err := ix.ReadNote(name)
+	if err != nil {
+		return nil, nil, noteError(name, err)
 	}
-	return paths, titles
+	return ix, n, nil
 }
 
 // noteError turns a lookup failure into a message a model can act on.

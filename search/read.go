@@ -43,14 +43,24 @@ func (ix *Index) ReadNote(name string) (*vault.Note, error) {
 // an ambiguous name is a *vault.AmbiguousError; an unknown one wraps
 // vault.ErrNotFound and lists close names.
 func ReadNoteOf(v *vault.Vault, paths []string, name string) (*vault.Note, error) {
-	if _, err := v.Resolve(strings.TrimSpace(name)); errors.Is(err, vault.ErrUnsafePath) {
-		return nil, err
-	}
-	p, err := vault.LookupIn(name, paths)
+	p, err := lookupNote(v, paths, name)
 	if err != nil {
 		return nil, err
 	}
 	return v.ReadNote(p)
+}
+
+// Lookup resolves what a person or model typed to the path of an indexed
+// note, with the errors of ReadNoteOf, without reading it.
+func (ix *Index) Lookup(name string) (string, error) {
+	return lookupNote(ix.v, ix.Paths(), name)
+}
+
+func lookupNote(v *vault.Vault, paths []string, name string) (string, error) {
+	if _, err := v.Resolve(strings.TrimSpace(name)); errors.Is(err, vault.ErrUnsafePath) {
+		return "", err
+	}
+	return vault.LookupIn(name, paths)
 }
 
 // ReadChunkOf reads the note name designates, as ReadNoteOf does, and

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
@@ -93,9 +94,13 @@ type Service struct {
 	agent     *agent.Agent
 
 	stopWatch context.CancelFunc
+	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// ErrClosed is the error of a run asked of a closed Service.
+var ErrClosed = errors.New("service: the vault is closed")
 
 // Open opens the vault of opts: it builds the agent's model (when
 // opts.Agent), opens the vault and its index and reconciles the index with
@@ -259,6 +264,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 	if s.agent == nil {
 		return nil, errors.New("service: the vault was opened without the agent")
 	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	settings, err := s.RunSettings(req.Settings)
 	if err != nil {
 		return nil, err
@@ -304,6 +312,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 // It is safe to call more than once.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		if s.agent != nil {
 			s.agent.StopAll()
 			if err := s.agent.Close(); err != nil {

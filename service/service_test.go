@@ -121,6 +121,9 @@ func TestRunDuplicateID(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Run(context.Background(), RunRequest{Message: "z"}, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("a run after Close: %v", err)
+	}
 }
 
 // Open fails with the part that failed; a model that cannot be built fails

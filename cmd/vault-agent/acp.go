@@ -2,19 +2,21 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vault-agent/vault-agent/acp"
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 func newACPCmd(g *globalFlags) *cobra.Command {
 	var mf modelFlags
 	var index string
 	var excludes []string
-	var noObsidian bool
-	var defaults acp.Settings
+	var noObsidian, planner bool
+	var run service.Settings // the session defaults
 	cmd := &cobra.Command{
 		Use:   "acp [flags]",
 		Short: "Run as an Agent Client Protocol agent (Zed, Obsidian's Agent Client plugin, ...)",
@@ -23,7 +25,7 @@ Zed, Obsidian's Agent Client plugin, JetBrains, Neovim and Emacs clients. The ed
 'vault-agent acp' and talks JSON-RPC, one message per line; only protocol bytes go to stdout,
 logs go to stderr. No --vault is needed: each session's working directory (cwd) is its vault,
 indexed on first use into the per-vault index in your user cache dir (or --index, which then
-serves that one vault).
+serves that one vault), and closed when its last session closes.
 
 The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API_KEY or
 --base-url/OPENAI_BASE_URL is set; OPENAI_MODEL or --model names the model. Sessions start in
@@ -34,22 +36,29 @@ The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API
   vault-agent acp --base-url http://localhost:11434/v1 --model llama3.1   # Ollama`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkLoopFlags(cmd, defaults.Mode, defaults.MaxIterations); err != nil {
+			if err := checkRunFlags(cmd, run); err != nil {
 				return err
 			}
 			log, err := g.logger()
 			if err != nil {
 				return err
 			}
-			model, err := mf.build(log)
-			if err != nil {
-				return usageError(cmd, "%v", err)
+			run.Planner = &planner
+			vaultSettings := mf.settings()
+			vaultSettings.Excludes = excludes
+			if noObsidian {
+				vaultSettings.ObsidianExcludes = new(bool)
 			}
-			backend := acp.NewLocalBackend(acp.LocalConfig{
-				Model: model, Index: index, Excludes: excludes, IgnoreObsidianExcludes: noObsidian, Logger: log,
+			model, _, err := mf.build(cmd, vaultSettings, log)
+			if err != nil {
+				return err
+			}
+			backend := acp.NewBackend(service.Options{
+				Index: index, Settings: vaultSettings, Model: model, Logger: log,
+				Watch: true, Agent: true, Sessions: true,
 			})
 			return acp.Serve(cmd.Context(), acp.Config{
-				Backend: backend, Defaults: defaults, Logger: log, Version: version,
+				Backend: backend, Defaults: run, Logger: log, Version: version,
 			}, os.Stdin, os.Stdout)
 		},
 	}
@@ -57,9 +66,9 @@ The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API
 	cmd.Flags().StringVar(&index, "index", "", "index folder (default: per-vault folder in the user cache dir); serves one vault only")
 	cmd.Flags().StringSliceVar(&excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
 	cmd.Flags().BoolVar(&noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")
-	cmd.Flags().StringVar(&defaults.Mode, "mode", agent.ModeReact, "initial session mode: react, roa (reason-act-observe), par (plan-act-reflect) or staged")
-	cmd.Flags().BoolVar(&defaults.Planner, "planner", true, "start sessions with the write_todos planner on (shown as the editor's plan)")
-	cmd.Flags().IntVar(&defaults.MaxIterations, "max-iterations", 10, "initial maximum agent iterations per turn (1-50)")
-	cmd.Flags().DurationVar(&defaults.Timeout, "timeout", 0, "maximum time for one prompt turn (default 5m)")
+	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "initial session mode: react, roa (reason-act-observe), par (plan-act-reflect) or staged")
+	cmd.Flags().BoolVar(&planner, "planner", true, "start sessions with the write_todos planner on (shown as the editor's plan)")
+	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "initial maximum agent iterations per turn (1-50)")
+	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time for one prompt turn")
 	return cmd
 }

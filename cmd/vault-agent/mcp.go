@@ -14,13 +14,14 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/mcp"
+	"github.com/vault-agent/vault-agent/service"
 )
 
 func newMCPCmd(g *globalFlags) *cobra.Command {
 	var vf vaultFlags
 	var mf modelFlags
-	var cfg agent.Config
-	var timeout time.Duration
+	var run service.Settings // ask_vault's run flags
+	var planner bool
 	var httpAddr string
 	var allowRemote, noAsk bool
 	cmd := &cobra.Command{
@@ -36,8 +37,9 @@ messages only; logs go to stderr). With --http it serves Streamable HTTP at http
 on a loopback address unless --allow-remote is given (there is no authentication).
 
 The index is the one the other commands use (or --index); it is brought up to date in the
-background, so the client connects at once. ask_vault uses the offline extractive model unless a
-model is configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
+background, so the client connects at once. When another vault-agent process holds it, this one
+keeps a private index in memory. ask_vault uses the offline extractive model unless a model is
+configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
 		Example: `  vault-agent mcp --vault ~/Notes
   claude mcp add vault -- vault-agent mcp --vault ~/Notes
   vault-agent mcp --vault ~/Notes --base-url http://localhost:11434/v1 --model llama3.1
@@ -47,7 +49,7 @@ model is configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --
 			if strings.TrimSpace(vf.vault) == "" {
 				return usageError(cmd, "--vault is required: the folder of your markdown notes")
 			}
-			if err := checkRunFlags(cmd, cfg); err != nil {
+			if err := checkRunFlags(cmd, run); err != nil {
 				return err
 			}
 			if httpAddr != "" {
@@ -55,29 +57,31 @@ model is configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --
 					return usageError(cmd, "--http: %v", err)
 				}
 			}
-			cfg.Timeout = timeout
 			log, err := g.logger()
 			if err != nil {
 				return err
 			}
-			model, err := mf.build(log)
+			run.Planner = &planner
+			settings := mf.settings().Merge(run)
+			model, offline, err := mf.build(cmd, settings, log)
 			if err != nil {
-				return usageError(cmd, "%v", err)
+				return err
 			}
-			ctx := cmd.Context()
-			opened, err := mcp.Open(ctx, mcp.OpenOptions{
-				VaultDir: vf.vault, IndexDir: vf.index, Excludes: vf.excludes, IgnoreObsidianExcludes: vf.noObsidian,
-				Model: model, Run: cfg, Logger: log,
+			// The reconcile runs in the background: the client connects at
+			// once and the tools wait for the index.
+			opening, err := vf.start(cmd, log, service.Options{
+				Settings: settings, Model: model, Agent: !noAsk, Watch: true, PrivateIndexIfLocked: true,
 			})
 			if err != nil {
 				return err
 			}
-			defer opened.Close()
-			conf := mcp.Config{Vault: opened, VaultName: filepath.Base(opened.Root()), Version: version, Logger: log}
-			if !noAsk {
-				conf.Agent = opened
-			}
-			srv := mcp.New(conf)
+			defer opening.Close()
+			root, _ := filepath.Abs(vf.vault)
+			srv := mcp.New(mcp.Config{
+				Vault: opening, Ask: !noAsk, Model: mcp.ModelInfo{Name: model.Name(), Offline: offline},
+				VaultName: filepath.Base(root), Version: version, Logger: log,
+			})
+			ctx := cmd.Context()
 			if httpAddr == "" {
 				err := srv.Run(ctx, &sdk.StdioTransport{})
 				if ctx.Err() != nil || errors.Is(err, sdk.ErrConnectionClosed) {
@@ -89,31 +93,18 @@ model is configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --
 			if err != nil {
 				return fmt.Errorf("--http %s: %w", httpAddr, err)
 			}
-			fmt.Fprintf(os.Stderr, "vault-agent: serving MCP (Streamable HTTP) for %s at http://%s/mcp\n", opened.Root(), ln.Addr())
+			fmt.Fprintf(os.Stderr, "vault-agent: serving MCP (Streamable HTTP) for %s at http://%s/mcp\n", root, ln.Addr())
 			return srv.ServeHTTP(ctx, ln)
 		},
 	}
 	vf.add(cmd)
 	mf.add(cmd)
-	cmd.Flags().StringVar(&cfg.Mode, "mode", agent.ModeReact, "ask_vault's default agent loop: react, roa, par or staged")
-	cmd.Flags().BoolVar(&cfg.Planner, "planner", false, "let ask_vault's agent plan with write_todos")
-	cmd.Flags().IntVar(&cfg.MaxIterations, "max-iterations", 10, "maximum agent iterations per ask_vault (1-50)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "maximum time of one ask_vault run")
+	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "ask_vault's default agent loop: react, roa, par or staged")
+	cmd.Flags().BoolVar(&planner, "planner", false, "let ask_vault's agent plan with write_todos")
+	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "maximum agent iterations per ask_vault (1-50)")
+	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time of one ask_vault run")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (no authentication: protect it yourself)")
 	cmd.Flags().BoolVar(&noAsk, "no-ask", false, "leave out the ask_vault tool (the client's own model then does all the reading)")
 	return cmd
-}
-
-// checkRunFlags checks the agent flags that ask and mcp share.
-func checkRunFlags(cmd *cobra.Command, cfg agent.Config) error {
-	if cfg.MaxIterations < 1 || cfg.MaxIterations > 50 {
-		return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", cfg.MaxIterations)
-	}
-	switch cfg.Mode {
-	case agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged:
-		return nil
-	default:
-		return usageError(cmd, "--mode must be react, roa, par or staged, got %q", cfg.Mode)
-	}
 }
