@@ -4,11 +4,13 @@
 // (protocolVersion 1): JSON-RPC 2.0 over stdio, one message per line.
 //
 // Sessions. Each session/new names its vault by its cwd; the Backend opens
-// (and on first use indexes and watches) that vault, and sessions on the
-// same folder share it. A session keeps its settings and the last turns of
-// its conversation in memory; sessions are not persisted, so loadSession is
+// that vault with service.Start (indexing and watching it) on first use,
+// sessions on the same folder share it, and it is closed when the last of
+// them closes, or at exit. A session keeps its settings (service.Settings)
+// and the last turns of its conversation in memory; sessions are not persisted, so loadSession is
 // not advertised. Several sessions may run at once; session/cancel stops
-// only its own session's turn, which then answers stopReason "cancelled".
+// only its own session's turn (through service.RunRequest.Stop), which then
+// answers stopReason "cancelled".
 //
 // Modes and settings. The agent loops react, roa, par and staged are the
 // session modes (session/set_mode) and also the "mode" session config
@@ -50,6 +52,6 @@
 //
 // The package writes nothing but protocol messages to its output; logs go
 // to the Logger (stderr). It never writes into the vault, and it reaches
-// the vault, index and agent only through Backend (domain.go adapts today's
-// packages to it).
+// the vault, index and agent only through Backend, whose NewBackend opens
+// them with the service package; it reads no environment.
 package acp

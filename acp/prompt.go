@@ -142,7 +142,8 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (res sdk.Promp
 			ss.release()
 		}
 	}()
-	stopOnCancel := context.AfterFunc(ctx, ss.cancel)
+	// This turn's own: a late call cannot stop the session's next turn.
+	stopOnCancel := context.AfterFunc(ctx, func() { ss.cancelTurn(turn) })
 	defer stopOnCancel()
 
 	unknown, err := applyMeta(&settings, p.Meta)

@@ -332,13 +332,18 @@ func (s *server) Cancel(ctx context.Context, p sdk.CancelNotification) (err erro
 func (ss *session) cancel() {
 	ss.mu.Lock()
 	t := ss.active
-	if t != nil {
-		t.cancelled = true
-	}
 	ss.mu.Unlock()
 	if t != nil {
-		t.end()
+		ss.cancelTurn(t)
 	}
+}
+
+// cancelTurn stops the turn t, which then answers "cancelled".
+func (ss *session) cancelTurn(t *activeTurn) {
+	ss.mu.Lock()
+	t.cancelled = true
+	ss.mu.Unlock()
+	t.end()
 }
 
 // end stops the turn's run.

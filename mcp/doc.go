@@ -20,10 +20,11 @@
 // clamped; a panic in a tool becomes an error result and the server goes
 // on.
 //
-// The package needs from the rest of vault-agent only the Vault and Agent
-// interfaces of domain.go. adapter.go implements them over today's
-// packages; it is the one file to replace when a composition root opens
-// vaults for every front-end. The package never writes to the vault, and
-// writes nothing to stdout itself: over stdio, stdout carries only the
-// SDK's protocol messages.
+// The vault comes opened by the service package (Config.Vault, a
+// service.Opening: the server answers at once and the tools wait for the
+// index, reporting its progress); the tools read through search.Index
+// (ReadNote, Backlinks, ResolveLink, Notes, Tags, SubscribeChanges for the
+// resources) and ask_vault runs service.Service.Run. The package reads no
+// environment, never writes to the vault, and writes nothing to stdout
+// itself: over stdio, stdout carries only the SDK's protocol messages.
 package mcp

@@ -55,6 +55,15 @@
 // model would (path, title, [[wikilink]], basename), with the note's
 // outline; the agent's readNote and the hosts' vault/readNote both use it.
 // ParseTimeRange turns "last week" or "2026-03" into a range for From/To.
+// ReadNote and Lookup resolve such a name to the whole parsed note, or to
+// its path.
+//
+// Links (linkgraph.go): the index keeps the outgoing links of every note it
+// parses while indexing, so Backlinks (the notes linking to one, resolved
+// as Obsidian resolves links) and ResolveLink cost a walk of memory, not a
+// read of the vault; notes an index reopened without parsing are read
+// once, at the first question. Changes (changes.go): SubscribeChanges tells
+// a subscriber which notes each applied change added, updated or removed.
 //
 // The package never writes into the vault and reads notes only through
 // vault.Vault, which resolves every path inside the vault.

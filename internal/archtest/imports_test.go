@@ -47,6 +47,7 @@ var helpers = map[string]int{
 	"agent/agenttest":                2, // it doubles the agent's index, so it must not import agent
 	"llm/llmtest":                    0,
 	"internal/fixture":               0,
+	"internal/nodetest":              0,
 	"internal/vaultgen":              0,
 	"internal/benchvault":            0,
 	"internal/vaultgen/cmd/vaultgen": 0,
