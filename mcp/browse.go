@@ -69,13 +69,9 @@ func (s *Server) listNotes(ctx context.Context, req *sdk.CallToolRequest, in Lis
 	if err != nil {
 		return nil, out, err
 	}
-	var picked []search.NoteMeta
-	for _, m := range ix.Notes() {
-		if (len(folders) == 0 || underFolder(m.Path, folders[0])) && (len(tags) == 0 || hasTag(m.Tags, tags[0])) && inPeriod(m, from, to) {
-			picked = append(picked, m)
-		}
-	}
-	sort.SliceStable(picked, func(i, j int) bool { return when(picked[i]).After(when(picked[j])) })
+	picked := pickNotes(ix, true, func(m search.NoteMeta) bool {
+		return (len(folders) == 0 || underFolder(m.Path, folders[0])) && (len(tags) == 0 || hasTag(m.Tags, tags[0])) && inPeriod(m, from, to)
+	})
 	out = entries(picked, clamp(in.Limit, defaultListLimit, maxListLimit))
 	return result(renderList(out, listHeader(in, out))), out, nil
 }
@@ -113,6 +109,24 @@ func listHeader(in ListInput, out ListOutput) string {
 	return h + ", newest first"
 }
 
+// pickNotes returns the indexed notes keep accepts, ordered by when: the
+// newest or the oldest first.
+func pickNotes(ix *search.Index, newestFirst bool, keep func(search.NoteMeta) bool) []search.NoteMeta {
+	var picked []search.NoteMeta
+	for _, m := range ix.Notes() {
+		if keep(m) {
+			picked = append(picked, m)
+		}
+	}
+	sort.SliceStable(picked, func(i, j int) bool {
+		if newestFirst {
+			return when(picked[i]).After(when(picked[j]))
+		}
+		return when(picked[i]).Before(when(picked[j]))
+	})
+	return picked
+}
+
 // when is the time a note is about: its own date, else its modification.
 func when(m search.NoteMeta) time.Time {
 	if !m.Date.IsZero() {
@@ -143,13 +157,7 @@ func (s *Server) notesInRange(ctx context.Context, req *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, out, err
 	}
-	var picked []search.NoteMeta
-	for _, m := range ix.Notes() {
-		if inPeriod(m, tr.Start, tr.End) {
-			picked = append(picked, m)
-		}
-	}
-	sort.SliceStable(picked, func(i, j int) bool { return when(picked[i]).Before(when(picked[j])) })
+	picked := pickNotes(ix, false, func(m search.NoteMeta) bool { return inPeriod(m, tr.Start, tr.End) })
 	out = entries(picked, clamp(in.Limit, defaultListLimit, maxListLimit))
 	out.Range = &Period{Expression: expr, Start: tr.Start.Format(time.RFC3339), End: tr.End.Format(time.RFC3339), Description: tr.Description}
 	header := fmt.Sprintf("%s (%s): %d note(s) modified or dated in the period", expr, tr.Description, out.Total)

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -98,13 +97,7 @@ func (s *Server) weeklyPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	var picked []search.NoteMeta
-	for _, m := range svc.Index().Notes() {
-		if inPeriod(m, tr.Start, tr.End) {
-			picked = append(picked, m)
-		}
-	}
-	sort.SliceStable(picked, func(i, j int) bool { return when(picked[i]).Before(when(picked[j])) })
+	picked := pickNotes(svc.Index(), false, func(m search.NoteMeta) bool { return inPeriod(m, tr.Start, tr.End) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "Write my review of %s (%s) from my notes.\n\n", period, tr.Description)
 	if len(picked) == 0 {
