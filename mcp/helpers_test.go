@@ -47,7 +47,7 @@ type envOptions struct {
 // unless model is set; it is closed when the test ends.
 func startVault(t testing.TB, o service.Options) *service.Opening {
 	t.Helper()
-	o.Env, o.Agent, o.Watch = &service.Env{}, true, true
+	o.Env, o.Agent, o.Watch, o.Links = &service.Env{}, true, true, true
 	if o.Index == "" {
 		o.InMemoryIndex = true
 	}

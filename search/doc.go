@@ -58,11 +58,12 @@
 // ReadNote and Lookup resolve such a name to the whole parsed note, or to
 // its path.
 //
-// Links (linkgraph.go): the index keeps the outgoing links of every note it
-// parses while indexing, so Backlinks (the notes linking to one, resolved
-// as Obsidian resolves links) and ResolveLink cost a walk of memory, not a
-// read of the vault; notes an index reopened without parsing are read
-// once, at the first question. Changes (changes.go): SubscribeChanges tells
+// Links (linkgraph.go): the index keeps the outgoing links of the notes it
+// parses (from the start with Options.Links, else from the first
+// question), so Backlinks (the notes linking to one, resolved as Obsidian
+// resolves links) costs a walk of memory, not a read of the vault; the
+// notes whose links it lacks (an index reopened without parsing them) are
+// read once, at the first question. Changes (changes.go): SubscribeChanges tells
 // a subscriber which notes each applied change added, updated or removed.
 //
 // The package never writes into the vault and reads notes only through

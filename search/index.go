@@ -38,6 +38,10 @@ type Options struct {
 	Workers int
 	// Debounce is handed to the vault watcher by Watch; 0 keeps its default.
 	Debounce time.Duration
+	// Links keeps the links of every note the index parses from the
+	// start, for Backlinks, which otherwise starts keeping them (reading
+	// those it lacks) at its first call.
+	Links bool
 }
 
 // NoteMeta is the cached metadata of one indexed note.

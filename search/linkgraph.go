@@ -7,15 +7,17 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
 
-// The link graph: the outgoing links of every indexed note, kept from the
+// The link graph: the outgoing links of the indexed notes, kept from the
 // parse the index makes anyway when it indexes a note, so that backlinks
-// cost a walk of memory, not a read of the vault. Notes this process did
-// not parse (an index reopened with notes unchanged since) are read once,
-// on the first question, and then kept current by every write.
+// cost a walk of memory, not a read of the vault. It is kept from the start
+// with Options.Links, and otherwise from the first Backlinks call; then the
+// notes whose links it lacks (all, or those an index reopened without
+// parsing) are read once, and every write keeps it current.
 
 // Backlink is a note linking to another one, Count times.
 type Backlink struct {
@@ -27,9 +29,12 @@ type Backlink struct {
 // linkGraph caches the outgoing links of the indexed notes. The zero value
 // is ready to use.
 type linkGraph struct {
-	// fill serializes fillLinks, so concurrent questions wait for one read
-	// of the missing notes.
-	fill sync.Mutex
+	// on says the writers keep the graph; complete says it holds the links
+	// of every indexed note. Both are read without mu by the writers.
+	on       atomic.Bool
+	complete atomic.Bool
+	// reads counts the notes fillLinks read (tests).
+	reads atomic.Int64
 	// mu guards notes.
 	mu    sync.Mutex
 	notes map[string]noteLinks // by path
@@ -44,36 +49,35 @@ type noteLinks struct {
 // linkRef is one distinct link target of a note and how often it occurs.
 type linkRef struct {
 	target   string // as written (a vault path for a markdown link)
-	key      string // target lower-cased without "/" in front and ".md"
 	markdown bool
-	n        int
+	n        int32
 }
 
-// set records the links of n (a note just parsed).
+// keepLinks records the links of n, a note just parsed by a writer, when
+// the graph is kept.
+func (ix *Index) keepLinks(n *vault.Note) {
+	if ix.opts.Links || ix.links.on.Load() {
+		ix.links.set(n)
+	}
+}
+
+// set records the links of n.
 func (g *linkGraph) set(n *vault.Note) {
 	refs := make([]linkRef, 0, len(n.Links))
-	at := make(map[string]int, len(n.Links))
+next:
 	for _, l := range n.Links {
 		if l.Target == "" {
 			continue
 		}
 		md := l.Kind == "markdown"
-		id := l.Target
-		if md {
-			id = "\x00" + id
+		for i := range refs {
+			if refs[i].target == l.Target && refs[i].markdown == md {
+				refs[i].n++
+				continue next
+			}
 		}
-		if i, ok := at[id]; ok {
-			refs[i].n++
-			continue
-		}
-		// Clones, so that the cache does not keep the note's text alive.
-		t := strings.Clone(l.Target)
-		k := linkKey(t)
-		if k == t {
-			k = t // one string, not two
-		}
-		at[id] = len(refs)
-		refs = append(refs, linkRef{target: t, key: k, markdown: md, n: 1})
+		// A clone, so that the cache does not keep the note's text alive.
+		refs = append(refs, linkRef{target: strings.Clone(l.Target), markdown: md, n: 1})
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -90,17 +94,26 @@ func (g *linkGraph) drop(p string) {
 	delete(g.notes, p)
 }
 
-// clear forgets every note (the index is rebuilt).
+// clear forgets every note (the index is rebuilt): the next question reads
+// the links of the notes the rebuild did not keep.
 func (g *linkGraph) clear() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.notes = nil
+	g.complete.Store(false)
 }
 
-// linkKey is what a link target is compared by: lower-cased, without a
-// leading "/" or a trailing ".md".
-func linkKey(target string) string {
-	return strings.ToLower(stripMD(strings.TrimPrefix(target, "/")))
+// mayName is the cheap test before resolving a link: can target name the
+// note whose path without ".md" is full and whose file name without ".md"
+// is base (both lower-cased)? Case is ignored, a leading "/" and a
+// trailing ".md" too.
+func mayName(target, full, base string) bool {
+	k := stripMD(strings.TrimPrefix(target, "/"))
+	if strings.EqualFold(k, full) || strings.EqualFold(k, base) {
+		return true
+	}
+	i := len(full) - len(k)
+	return i > 0 && full[i-1] == '/' && strings.EqualFold(full[i:], k)
 }
 
 func stripMD(p string) string {
@@ -110,27 +123,26 @@ func stripMD(p string) string {
 	return p
 }
 
-// fillLinks reads the links of the indexed notes the graph does not know
-// as of their indexed content, and forgets notes no longer indexed.
+// fillLinks completes the graph once: it turns keeping it on and reads the
+// links of the indexed notes it lacks, or has for another content. It
+// holds the write lock meanwhile, so that no note is indexed between the
+// two.
 func (ix *Index) fillLinks(ctx context.Context) error {
 	g := &ix.links
-	g.fill.Lock()
-	defer g.fill.Unlock()
-	ix.mu.RLock()
-	hashes := make(map[string]string, len(ix.meta))
-	for p, m := range ix.meta {
-		hashes[p] = m.Hash
+	if g.complete.Load() {
+		return nil
 	}
-	ix.mu.RUnlock()
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	if g.complete.Load() {
+		return nil
+	}
+	g.on.Store(true)
+	// ix.meta is only written with writeMu held, which we hold.
 	var missing []string
 	g.mu.Lock()
-	for p := range g.notes {
-		if _, ok := hashes[p]; !ok {
-			delete(g.notes, p)
-		}
-	}
-	for p, h := range hashes {
-		if nl, ok := g.notes[p]; !ok || nl.hash != h {
+	for p, m := range ix.meta {
+		if nl, ok := g.notes[p]; !ok || nl.hash != m.Hash {
 			missing = append(missing, p)
 		}
 	}
@@ -138,12 +150,17 @@ func (ix *Index) fillLinks(ctx context.Context) error {
 	sort.Strings(missing)
 	// A note that vanished or cannot be read has no links now; its next
 	// change brings it back.
-	return ix.readNotes(ctx, missing, func(_ string, n *vault.Note, err error) error {
+	err := ix.readNotes(ctx, missing, func(_ string, n *vault.Note, err error) error {
 		if err == nil {
 			g.set(n)
+			g.reads.Add(1)
 		}
 		return nil
 	})
+	if err == nil {
+		g.complete.Store(true)
+	}
+	return err
 }
 
 // Backlinks returns the notes whose links resolve to the indexed note at
@@ -169,8 +186,7 @@ func (ix *Index) Backlinks(ctx context.Context, target string) ([]Backlink, erro
 			continue
 		}
 		for _, r := range nl.links {
-			// A cheap test first: can the link name the target at all?
-			if r.key == full || r.key == base || strings.HasSuffix(full, "/"+r.key) {
+			if mayName(r.target, full, base) {
 				cands = append(cands, candidate{src, r})
 			}
 		}
@@ -180,16 +196,14 @@ func (ix *Index) Backlinks(ctx context.Context, target string) ([]Backlink, erro
 	counts := map[string]int{}
 	for _, c := range cands {
 		if resolveLink(c.ref.target, c.ref.markdown, c.src, paths) == target {
-			counts[c.src] += c.ref.n
+			counts[c.src] += int(c.ref.n)
 		}
 	}
 	out := make([]Backlink, 0, len(counts))
 	for src, n := range counts {
-		b := Backlink{Path: src, Count: n}
-		if m, ok := ix.Note(src); ok {
-			b.Title = m.Title
+		if m, ok := ix.Note(src); ok { // else removed meanwhile
+			out = append(out, Backlink{Path: src, Title: m.Title, Count: n})
 		}
-		out = append(out, b)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil

@@ -43,10 +43,24 @@ func backlinkPaths(t *testing.T, ix *Index, target string) map[string]int {
 	return out
 }
 
+// openLinkIndex opens an index over dir (in memory when path is "") that
+// keeps the links of the notes it parses.
+func openLinkIndex(t *testing.T, dir, path string) *Index {
+	t.Helper()
+	ix, err := Open(context.Background(), Options{Path: path, Vault: openVault(t, dir), Logger: testLogger(t), Links: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
 func TestBacklinksAndResolveLink(t *testing.T) {
-	ix := openIndex(t, writeVault(t, linkVault), "")
-	// The notes the index parsed while syncing are in the graph already:
-	// a question reads nothing.
+	ix := openLinkIndex(t, writeVault(t, linkVault), "")
+	// The notes the index parsed while syncing are in the graph already.
 	if n := len(ix.links.notes); n != ix.Count() {
 		t.Fatalf("link graph has %d notes after the sync, want %d", n, ix.Count())
 	}
@@ -62,6 +76,9 @@ func TestBacklinksAndResolveLink(t *testing.T) {
 		if got := backlinkPaths(t, ix, target); !mapsEqual(got, want) {
 			t.Errorf("Backlinks(%s) = %v, want %v", target, got, want)
 		}
+	}
+	if n := ix.links.reads.Load(); n != 0 {
+		t.Errorf("questions read %d notes; the sync had parsed them all", n)
 	}
 
 	for _, c := range []struct {
@@ -96,11 +113,22 @@ func mapsEqual(a, b map[string]int) bool {
 	return true
 }
 
-// Backlinks follow the changes the index applies, and a rebuild.
+// Without Options.Links the first question reads every note's links; the
+// writes keep them current after that, and a rebuild too, without reading
+// again.
 func TestBacklinksFollowChanges(t *testing.T) {
 	dir := writeVault(t, linkVault)
 	ix := openIndex(t, dir, "")
 	ctx := context.Background()
+	if len(ix.links.notes) != 0 {
+		t.Fatal("links kept before any question and without Options.Links")
+	}
+	if got := backlinkPaths(t, ix, "Alpha.md"); !mapsEqual(got, map[string]int{"Home.md": 2, "projects/Beta.md": 1}) {
+		t.Errorf("Backlinks(Alpha.md) = %v", got)
+	}
+	if n := ix.links.reads.Load(); n != int64(ix.Count()) {
+		t.Errorf("the first question read %d notes, want %d", n, ix.Count())
+	}
 	writeFile(t, dir, "Home.md", "# Home\nOnly [[projects/Beta]] now.\n")
 	writeFile(t, dir, "notes/New.md", "# New\n[[Alpha]] [[Alpha]] [[Alpha]]\n")
 	if err := os.Remove(filepath.Join(dir, "projects", "Beta.md")); err != nil {
@@ -122,6 +150,9 @@ func TestBacklinksFollowChanges(t *testing.T) {
 	if got := backlinkPaths(t, ix, "Alpha.md"); !mapsEqual(got, map[string]int{"notes/New.md": 3}) {
 		t.Errorf("after a rebuild: Backlinks(Alpha.md) = %v", got)
 	}
+	if n := ix.links.reads.Load(); n != int64(len(linkVault)) {
+		t.Errorf("questions read %d notes in all, want only the first question's %d", n, len(linkVault))
+	}
 }
 
 // An index reopened on disk skips the unchanged notes without parsing them;
@@ -129,11 +160,11 @@ func TestBacklinksFollowChanges(t *testing.T) {
 func TestBacklinksOfReopenedIndex(t *testing.T) {
 	dir := writeVault(t, linkVault)
 	path := filepath.Join(t.TempDir(), "idx")
-	ix := openIndex(t, dir, path)
+	ix := openLinkIndex(t, dir, path)
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ix = openIndex(t, dir, path)
+	ix = openLinkIndex(t, dir, path)
 	if n := len(ix.links.notes); n != 0 {
 		t.Fatalf("the reopened index parsed %d unchanged notes", n)
 	}

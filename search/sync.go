@@ -276,14 +276,14 @@ func (w *writer) index(n *vault.Note) {
 		return
 	}
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
-	w.ix.links.set(n)
+	w.ix.keepLinks(n)
 	w.pending[n.Path] = metaOfNote(n)
 	w.ops++
 	w.done++
 }
 
 func (w *writer) touch(n *vault.Note) {
-	w.ix.links.set(n)
+	w.ix.keepLinks(n)
 	w.pending[n.Path] = metaOfNote(n)
 	w.ops++
 	w.done++

@@ -55,6 +55,9 @@ type Options struct {
 	// warning, when another process holds the index, instead of failing
 	// with search.ErrLocked.
 	PrivateIndexIfLocked bool
+	// Links keeps the links of the notes the index parses from the start
+	// (search.Options.Links), for a front-end that asks for backlinks.
+	Links bool
 }
 
 // OpenError says which part of opening a vault failed: the model, the
@@ -165,12 +168,12 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 			return nil, &OpenError{Part: PartIndex, Err: err}
 		}
 	}
-	s.index, err = search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
+	s.index, err = search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log, Links: opts.Links})
 	if errors.Is(err, search.ErrLocked) && opts.PrivateIndexIfLocked {
 		s.log.Warn("the index is in use by another vault-agent process; this one keeps a private index in memory, "+
 			"which costs a full indexing at every start", "index", s.indexPath)
 		s.indexPath = ""
-		s.index, err = search.Open(ctx, search.Options{Vault: s.vault, Logger: s.log})
+		s.index, err = search.Open(ctx, search.Options{Vault: s.vault, Logger: s.log, Links: opts.Links})
 	}
 	if err != nil {
 		return nil, &OpenError{Part: PartIndex, Path: s.indexPath, Err: err}

@@ -70,7 +70,7 @@ configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
 			// The reconcile runs in the background: the client connects at
 			// once and the tools wait for the index.
 			opening, err := vf.start(cmd, log, service.Options{
-				Settings: settings, Model: model, Agent: !noAsk, Watch: true, PrivateIndexIfLocked: true,
+				Settings: settings, Model: model, Agent: !noAsk, Watch: true, PrivateIndexIfLocked: true, Links: true,
 			})
 			if err != nil {
 				return err
