@@ -1,15 +1,17 @@
 # vault-agent — build, test, benchmark.
 GO       ?= go
 BIN      ?= bin/vault-agent
-NODE_DIR := examples/node-client
+NODE_DIRS := examples/node-client examples/acp-client examples/mcp-client
 
 .PHONY: build test test-go node-deps bench eval lint fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vault-agent
 
-# The test target installs what the tests need (the Node client's npm
-# packages) so it works on a clean machine with only Go, Node and npm.
+# The test target installs what the tests need (the npm packages of the
+# Node clients: examples/node-client for serve, examples/acp-client for acp,
+# examples/mcp-client for mcp) so it works on a clean machine with only Go,
+# Node and npm.
 test: node-deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -18,11 +20,13 @@ test-go:
 	$(GO) test -count=1 ./...
 
 node-deps:
-	@if [ -f $(NODE_DIR)/package.json ] && command -v npm >/dev/null 2>&1; then \
-		cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error; \
-	else \
-		echo "node-deps: npm or $(NODE_DIR)/package.json missing; the Node client test will be skipped"; \
-	fi
+	@for dir in $(NODE_DIRS); do \
+		if [ -f $$dir/package.json ] && command -v npm >/dev/null 2>&1; then \
+			(cd $$dir && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+		else \
+			echo "node-deps: npm or $$dir/package.json missing; the Node client test of $$dir will be skipped"; \
+		fi; \
+	done
 
 # Benchmarks: each runs in its own process so peak memory is per benchmark.
 # BENCH_NOTES sets the generated vault size (default 10000).

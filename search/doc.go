@@ -62,6 +62,14 @@
 // model would (path, title, [[wikilink]], basename), with the note's
 // outline; the agent's readNote and the hosts' vault/readNote both use it.
 // ParseTimeRange turns "last week" or "2026-03" into a range for From/To.
+// ReadNote and Lookup resolve such a name to the whole parsed note, or to
+// its path.
+//
+// Links (linkgraph.go): Backlinks (the notes linking to one, resolved as
+// Obsidian resolves links) and ResolveLink answer from the inbound links
+// each note's document stores for link context, so they cost one stored
+// field, never a read of the vault. Changes (changes.go): SubscribeChanges tells
+// a subscriber which notes each applied change added, updated or removed.
 //
 // The package never writes into the vault and reads notes only through
 // vault.Vault, which resolves every path inside the vault.

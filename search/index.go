@@ -91,6 +91,7 @@ type Index struct {
 	workers int
 	chunks  *chunkCache // parsed chunks for snippets
 	fill    fillers
+	feeds   changeFeeds // SubscribeChanges
 
 	// idxMu guards idx, which Rebuild replaces; searches hold it for reading.
 	idxMu sync.RWMutex
@@ -406,12 +407,21 @@ func (ix *Index) writeStamp() error {
 func (ix *Index) setMeta(state []*NoteMeta) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.meta = make(map[string]*NoteMeta, len(state))
+	meta := make(map[string]*NoteMeta, len(state))
 	ix.lenSum, ix.lenNotes = [numLenFields]int64{}, 0
 	for _, m := range state {
-		ix.meta[m.Path] = m
+		meta[m.Path] = m
 		ix.addLens(m)
 	}
+	for p, old := range ix.meta {
+		ix.feeds.noteChanged(p, old, meta[p])
+	}
+	for p, m := range meta {
+		if ix.meta[p] == nil {
+			ix.feeds.noteChanged(p, nil, m)
+		}
+	}
+	ix.meta = meta
 	ix.paths, ix.keyIdx, ix.linkersIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil, nil
 	ix.metaGen++
 }
@@ -478,6 +488,21 @@ func (ix *Index) Note(path string) (NoteMeta, bool) {
 func (ix *Index) Paths() []string {
 	p, _ := ix.pathsAndKeys()
 	return p
+}
+
+// Notes returns the cached metadata of every indexed note, sorted by path.
+// The caller may keep the slice.
+func (ix *Index) Notes() []NoteMeta {
+	paths := ix.Paths()
+	out := make([]NoteMeta, 0, len(paths))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, p := range paths {
+		if m, ok := ix.meta[p]; ok {
+			out = append(out, *m)
+		}
+	}
+	return out
 }
 
 func (ix *Index) pathsAndKeys() ([]string, []string) {

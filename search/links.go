@@ -168,6 +168,11 @@ func (ix *Index) storedItems(p string) []inboundItem {
 	if m := ix.meta[p]; m == nil || m.inHash == 0 {
 		return nil
 	}
+	return ix.docItems(p)
+}
+
+// docItems reads the inbound items stored with the document at p.
+func (ix *Index) docItems(p string) []inboundItem {
 	ix.idxMu.RLock()
 	doc, err := ix.idx.Document(p)
 	ix.idxMu.RUnlock()

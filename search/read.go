@@ -30,24 +30,47 @@ func (ix *Index) ReadChunk(name string, chunk int) (*NoteChunk, error) {
 	return ReadChunkOf(ix.v, ix.Paths(), name, chunk)
 }
 
-// ReadChunkOf resolves what a person or model typed (path, title,
-// wikilink, basename, path tail) to one of the note paths of v and returns
-// chunk number chunk of that note. A name that would leave the vault is
-// refused as such (vault.ErrUnsafePath), not merely "not found", so the
-// caller learns why; an ambiguous name is a *vault.AmbiguousError; a chunk
-// out of range wraps ErrChunkRange.
-func ReadChunkOf(v *vault.Vault, paths []string, name string, chunk int) (*NoteChunk, error) {
+// ReadNote reads and parses the indexed note that name designates (see
+// ReadNoteOf): its chunks, headings, links and tags.
+func (ix *Index) ReadNote(name string) (*vault.Note, error) {
+	return ReadNoteOf(ix.v, ix.Paths(), name)
+}
+
+// ReadNoteOf resolves what a person or model typed (path, title, wikilink,
+// basename, path tail) to one of the note paths of v and reads that note.
+// A name that would leave the vault is refused as such
+// (vault.ErrUnsafePath), not merely "not found", so the caller learns why;
+// an ambiguous name is a *vault.AmbiguousError; an unknown one wraps
+// vault.ErrNotFound and lists close names.
+func ReadNoteOf(v *vault.Vault, paths []string, name string) (*vault.Note, error) {
+	p, err := lookupNote(v, paths, name)
+	if err != nil {
+		return nil, err
+	}
+	return v.ReadNote(p)
+}
+
+// Lookup resolves what a person or model typed to the path of an indexed
+// note, with the errors of ReadNoteOf, without reading it.
+func (ix *Index) Lookup(name string) (string, error) {
+	return lookupNote(ix.v, ix.Paths(), name)
+}
+
+func lookupNote(v *vault.Vault, paths []string, name string) (string, error) {
 	if _, err := v.Resolve(strings.TrimSpace(name)); errors.Is(err, vault.ErrUnsafePath) {
-		return nil, err
+		return "", err
 	}
-	p, err := vault.LookupIn(name, paths)
+	return vault.LookupIn(name, paths)
+}
+
+// ReadChunkOf reads the note name designates, as ReadNoteOf does, and
+// returns its chunk number chunk; a chunk out of range wraps ErrChunkRange.
+func ReadChunkOf(v *vault.Vault, paths []string, name string, chunk int) (*NoteChunk, error) {
+	n, err := ReadNoteOf(v, paths, name)
 	if err != nil {
 		return nil, err
 	}
-	n, err := v.ReadNote(p)
-	if err != nil {
-		return nil, err
-	}
+	p := n.Path
 	count := max(len(n.Chunks), 1)
 	if chunk < 0 || chunk >= count {
 		return nil, fmt.Errorf("%w: chunkIndex %d is out of range: %s has %d chunk(s), 0..%d", ErrChunkRange, chunk, p, count, count-1)

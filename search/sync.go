@@ -661,6 +661,7 @@ func (w *writer) maybeFlush(final bool) error {
 		ix.forgetLens(ix.meta[p])
 		ix.titleChanged(ix.meta[p], m)
 		ix.linkTablesChanged(ix.meta[p], m)
+		ix.feeds.noteChanged(p, ix.meta[p], m)
 		if m == nil {
 			delete(ix.meta, p)
 		} else {

@@ -7,7 +7,9 @@
 //     the settings, opens the vault and its index, reconciles the index with
 //     the disk (reporting progress), starts the watcher and the agent.
 //     Service.Close undoes all of it. A front-end that serves several vaults
-//     opens one Service each.
+//     opens one Service each. Start does the same with the reconcile in the
+//     background (Opening.Wait waits for it, reporting progress), for a
+//     front-end that must answer before a first index is built.
 //   - Settings are the one set of knobs every front-end shares (model, mode,
 //     limits, planner, trace, excludes), with Merge and Validate; their wire
 //     forms belong to the front-ends.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
@@ -50,6 +51,10 @@ type Options struct {
 	// plans waiting for the user's review are then kept beside the index,
 	// across restarts, instead of in memory.
 	Sessions bool
+	// PrivateIndexIfLocked opens a private index in memory, with a
+	// warning, when another process holds the index, instead of failing
+	// with search.ErrLocked.
+	PrivateIndexIfLocked bool
 }
 
 // OpenError says which part of opening a vault failed: the model, the
@@ -89,9 +94,13 @@ type Service struct {
 	agent     *agent.Agent
 
 	stopWatch context.CancelFunc
+	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// ErrClosed is the error of a run asked of a closed Service.
+var ErrClosed = errors.New("service: the vault is closed")
 
 // Open opens the vault of opts: it builds the agent's model (when
 // opts.Agent), opens the vault and its index and reconciles the index with
@@ -99,7 +108,21 @@ type Service struct {
 // the agent. A watcher that cannot start is logged, not fatal: search
 // still works on the index as it is. Errors are *OpenError, or
 // *SettingError for settings that cannot be used.
-func Open(ctx context.Context, opts Options) (s *Service, err error) {
+func Open(ctx context.Context, opts Options) (*Service, error) {
+	s, err := begin(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.finish(ctx, opts, opts.Progress); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// begin does the quick part of opening a vault: settings, model, vault
+// folder, index and agent. A failure leaves nothing open.
+func begin(ctx context.Context, opts Options) (s *Service, err error) {
 	s = &Service{env: ProcessEnv(), settings: opts.Settings, log: opts.Logger}
 	if opts.Env != nil {
 		s.env = *opts.Env
@@ -143,21 +166,39 @@ func Open(ctx context.Context, opts Options) (s *Service, err error) {
 		}
 	}
 	s.index, err = search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
+	if errors.Is(err, search.ErrLocked) && opts.PrivateIndexIfLocked {
+		s.log.Warn("the index is in use by another vault-agent process; this one keeps a private index in memory, "+
+			"which costs a full indexing at every start", "index", s.indexPath)
+		s.indexPath = ""
+		s.index, err = search.Open(ctx, search.Options{Vault: s.vault, Logger: s.log})
+	}
 	if err != nil {
 		return nil, &OpenError{Part: PartIndex, Path: s.indexPath, Err: err}
 	}
-	defer func() {
+	if opts.Agent {
+		reviews := ""
+		if opts.Sessions && s.indexPath != "" {
+			reviews = filepath.Clean(s.indexPath) + "-reviews.db"
+		}
+		s.agent, err = agent.New(agent.Deps{Model: model, Index: s.index, Logger: s.log, ReviewStorePath: reviews})
 		if err != nil {
 			s.Close()
+			return nil, &OpenError{Part: PartAgent, Path: reviews, Err: fmt.Errorf("start the agent: %w", err)}
 		}
-	}()
+	}
+	return s, nil
+}
+
+// finish does the slow part: it reconciles the index with the disk (or
+// rebuilds it) and starts the watcher.
+func (s *Service) finish(ctx context.Context, opts Options, progress search.ProgressFunc) (err error) {
 	if opts.Rebuild {
-		s.synced, err = s.index.Rebuild(ctx, opts.Progress)
+		s.synced, err = s.index.Rebuild(ctx, progress)
 	} else {
-		s.synced, err = s.index.Sync(ctx, opts.Progress)
+		s.synced, err = s.index.Sync(ctx, progress)
 	}
 	if err != nil {
-		return nil, &OpenError{Part: PartSync, Path: s.indexPath, Err: err}
+		return &OpenError{Part: PartSync, Path: s.indexPath, Err: err}
 	}
 	if opts.Watch {
 		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -167,17 +208,7 @@ func Open(ctx context.Context, opts Options) (s *Service, err error) {
 			s.log.Warn("the vault watcher could not start; the index will not follow changes until it is reindexed", "error", err)
 		}
 	}
-	if opts.Agent {
-		reviews := ""
-		if opts.Sessions && s.indexPath != "" {
-			reviews = filepath.Clean(s.indexPath) + "-reviews.db"
-		}
-		s.agent, err = agent.New(agent.Deps{Model: model, Index: s.index, Logger: s.log, ReviewStorePath: reviews})
-		if err != nil {
-			return nil, &OpenError{Part: PartAgent, Path: reviews, Err: fmt.Errorf("start the agent: %w", err)}
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // Vault returns the open vault.
@@ -233,6 +264,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 	if s.agent == nil {
 		return nil, errors.New("service: the vault was opened without the agent")
 	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	settings, err := s.RunSettings(req.Settings)
 	if err != nil {
 		return nil, err
@@ -278,6 +312,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 // It is safe to call more than once.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		if s.agent != nil {
 			s.agent.StopAll()
 			if err := s.agent.Close(); err != nil {

@@ -121,6 +121,9 @@ func TestRunDuplicateID(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Run(context.Background(), RunRequest{Message: "z"}, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("a run after Close: %v", err)
+	}
 }
 
 // Open fails with the part that failed; a model that cannot be built fails
@@ -220,5 +223,81 @@ func TestNoSessionsNoReviewStore(t *testing.T) {
 	defer s.Close()
 	if _, err := os.Stat(idx + "-reviews.db"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("review store created without sessions: %v", err)
+	}
+}
+
+// Start returns before the index is reconciled; Wait gives the Service once
+// it is, errors of the quick part come at once, and Close ends it all.
+func TestStart(t *testing.T) {
+	var oe *OpenError
+	if _, err := Start(context.Background(), Options{Vault: filepath.Join(t.TempDir(), "nope"), InMemoryIndex: true, Env: &Env{}}); !errors.As(err, &oe) || oe.Part != PartVault {
+		t.Errorf("missing vault: %v", err)
+	}
+	if _, err := Start(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
+		Settings: Settings{Provider: "openai"}}); !errors.As(err, &oe) || oe.Part != PartModel {
+		t.Errorf("bad model: %v", err)
+	}
+
+	var reported bool
+	ctx, cancel := context.WithCancel(context.Background())
+	o, err := Start(ctx, Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{}, Agent: true, Watch: true,
+		Progress: func(done, total int) { reported = true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the open outlives the context it was started with
+	cancelled, stop := context.WithCancel(context.Background())
+	stop()
+	select {
+	case <-o.Done():
+	default:
+		if _, err := o.Wait(cancelled, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("Wait with a cancelled context: %v", err)
+		}
+	}
+	s, err := o.Wait(context.Background(), func(int, int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Index().Count() == 0 || !reported || !s.Index().Status().Watching {
+		t.Fatalf("after Wait: %d notes, progress reported %v, watching %v", s.Index().Count(), reported, s.Index().Status().Watching)
+	}
+	res, err := s.Run(context.Background(), RunRequest{Message: agenttest.Goal}, nil)
+	if err != nil || res.StopReason != agent.StopFinalAnswer {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if again, err := o.Wait(context.Background(), nil); again != s || err != nil {
+		t.Errorf("a second Wait = %p, %v", again, err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Index().Search(context.Background(), search.Request{Query: "sourdough"}); !errors.Is(err, search.ErrClosed) {
+		t.Errorf("search after Close: %v", err)
+	}
+}
+
+// When another process holds the index, PrivateIndexIfLocked opens one in
+// memory instead of failing.
+func TestLockedIndexFallsBack(t *testing.T) {
+	dir := fixture.Copy(t)
+	idx := filepath.Join(t.TempDir(), "idx")
+	holder, err := Open(context.Background(), Options{Vault: dir, Index: idx, Env: &Env{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	var oe *OpenError
+	if _, err := Open(context.Background(), Options{Vault: dir, Index: idx, Env: &Env{}}); !errors.As(err, &oe) || !errors.Is(err, search.ErrLocked) {
+		t.Fatalf("a locked index without the fallback: %v", err)
+	}
+	s, err := Open(context.Background(), Options{Vault: dir, Index: idx, Env: &Env{}, PrivateIndexIfLocked: true})
+	if err != nil {
+		t.Fatalf("a locked index: %v", err)
+	}
+	defer s.Close()
+	res, err := s.Index().Search(context.Background(), search.Request{Query: "sourdough"})
+	if err != nil || len(res.Results) == 0 || s.IndexPath() != "" {
+		t.Fatalf("search on the fallback index %q: %v %v", s.IndexPath(), res, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/reasoning"
 	"github.com/vault-agent/vault-agent/service"
 )
@@ -33,6 +35,22 @@ func (f *modelFlags) add(cmd *cobra.Command) {
 // settings are the model settings of the flags.
 func (f *modelFlags) settings() service.Settings {
 	return service.Settings{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script}
+}
+
+// build builds, once, the model that s (the model flags, over the
+// environment) chooses, for a command that serves several vaults with it
+// or describes it before a vault is open; it also says whether that is the
+// offline model. Settings or a model that cannot be used are usage errors.
+func (f *modelFlags) build(cmd *cobra.Command, s service.Settings, log *slog.Logger) (llm.Model, bool, error) {
+	if err := s.Validate(""); err != nil {
+		return nil, false, usageError(cmd, "%v", err)
+	}
+	env := service.ProcessEnv()
+	m, err := service.NewModel(cmd.Context(), s, env, log)
+	if err != nil {
+		return nil, false, usageError(cmd, "%v", err)
+	}
+	return m, service.ProviderOf(s, env) == service.ProviderOffline, nil
 }
 
 func newAskCmd(g *globalFlags) *cobra.Command {
@@ -56,11 +74,8 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
-			if run.MaxIterations < 1 || run.MaxIterations > 50 {
-				return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", run.MaxIterations)
-			}
-			if !slices.Contains(service.Modes, run.Mode) {
-				return usageError(cmd, "--mode must be react, roa, par or staged, got %q", run.Mode)
+			if err := checkRunFlags(cmd, run); err != nil {
+				return err
 			}
 			log, err := g.logger()
 			if err != nil {
@@ -136,6 +151,18 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	cmd.Flags().StringVar(&run.Policy, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
 	return cmd
+}
+
+// checkRunFlags checks --mode and --max-iterations, which ask, acp and mcp
+// share.
+func checkRunFlags(cmd *cobra.Command, run service.Settings) error {
+	if run.MaxIterations < 1 || run.MaxIterations > 50 {
+		return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", run.MaxIterations)
+	}
+	if !slices.Contains(service.Modes, run.Mode) {
+		return usageError(cmd, "--mode must be react, roa, par or staged, got %q", run.Mode)
+	}
+	return nil
 }
 
 // printAnswer ends the answer on stdout. When the answer was streamed and

@@ -39,8 +39,30 @@ func (f *vaultFlags) add(cmd *cobra.Command) {
 // stderr unless quiet. Settings that cannot be used, a model among them,
 // are usage errors.
 func (f *vaultFlags) open(cmd *cobra.Command, log *slog.Logger, o service.Options, quiet bool) (*service.Service, error) {
+	if err := f.options(cmd, log, &o); err != nil {
+		return nil, err
+	}
+	progress := newProgress(os.Stderr, quiet)
+	o.Progress = progress.update
+	svc, err := service.Open(cmd.Context(), o)
+	progress.finish()
+	return svc, openError(cmd, err)
+}
+
+// start is open with the reconcile in the background (service.Start), for
+// a server that answers its client at once.
+func (f *vaultFlags) start(cmd *cobra.Command, log *slog.Logger, o service.Options) (*service.Opening, error) {
+	if err := f.options(cmd, log, &o); err != nil {
+		return nil, err
+	}
+	opening, err := service.Start(cmd.Context(), o)
+	return opening, openError(cmd, err)
+}
+
+// options puts the flags' vault, index and excludes into o.
+func (f *vaultFlags) options(cmd *cobra.Command, log *slog.Logger, o *service.Options) error {
 	if strings.TrimSpace(f.vault) == "" {
-		return nil, usageError(cmd, "--vault is required: the folder of your markdown notes")
+		return usageError(cmd, "--vault is required: the folder of your markdown notes")
 	}
 	o.Vault, o.Index, o.Logger = f.vault, f.index, log
 	o.Settings.Excludes = f.excludes
@@ -48,16 +70,18 @@ func (f *vaultFlags) open(cmd *cobra.Command, log *slog.Logger, o service.Option
 		off := false
 		o.Settings.ObsidianExcludes = &off
 	}
-	progress := newProgress(os.Stderr, quiet)
-	o.Progress = progress.update
-	svc, err := service.Open(cmd.Context(), o)
-	progress.finish()
+	return nil
+}
+
+// openError makes settings that cannot be used, a model among them, usage
+// errors.
+func openError(cmd *cobra.Command, err error) error {
 	var se *service.SettingError
 	var oe *service.OpenError
 	if errors.As(err, &se) || errors.As(err, &oe) && oe.Part == service.PartModel {
-		return nil, usageError(cmd, "%v", err)
+		return usageError(cmd, "%v", err)
 	}
-	return svc, err
+	return err
 }
 
 // progress draws an index progress bar on stderr when it is a terminal,

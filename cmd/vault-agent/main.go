@@ -70,13 +70,15 @@ The vault is never modified. The index lives in your user cache directory unless
 		Example: `  vault-agent ask --vault ~/Notes "what did I decide about the database migration?"
   vault-agent search --vault ~/Notes 'tag:#recipe "sourdough" -rye'
   vault-agent index --vault ~/Notes
-  vault-agent serve            # for editor plugins, JSON-RPC over stdio`,
+  vault-agent serve            # for editor plugins, JSON-RPC over stdio
+  vault-agent acp              # for ACP editors (Zed, Obsidian Agent Client)
+  vault-agent mcp --vault ~/Notes   # for MCP clients: Claude Desktop, Claude Code, Cursor, VS Code`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	root.AddCommand(
-		newIndexCmd(g), newSearchCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newReplayCmd(g),
+		newIndexCmd(g), newSearchCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",

@@ -75,6 +75,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bad max iterations", []string{"ask", "--vault", fixture, "--max-iterations", "99", "x"}, 2, "between 1 and 50"},
 		{"unknown provider", []string{"ask", "--vault", fixture, "--provider", "magic", "x"}, 2, "magic"},
 		{"bad codec", []string{"serve", "--codec", "xml"}, 2, "--codec must be header or line"},
+		{"acp bad mode", []string{"acp", "--mode", "yolo"}, 2, "--mode must be"},
+		{"acp unknown provider", []string{"acp", "--provider", "magic"}, 2, "magic"},
+		{"mcp unknown provider", []string{"mcp", "--vault", fixture, "--provider", "magic"}, 2, "magic"},
+		{"mcp vault does not exist", []string{"mcp", "--vault", "/no/such/vault"}, 1, "/no/such/vault"},
 		{"unknown command", []string{"frobnicate"}, 1, "unknown command"},
 	}
 	for _, tt := range tests {

@@ -19,7 +19,8 @@ const module = "github.com/vault-agent/vault-agent/"
 // layers places every package of the program on a floor: a package may
 // import only packages on lower floors. Floor 0 holds leaves that import
 // nothing of the module. A new package fails TestImportRules until it is
-// placed here (a new front-end goes on the floor of rpc).
+// placed here. The front-ends (rpc, acp, mcp) share floor 7, above service:
+// no lower package imports one, and none imports another.
 var layers = map[string]int{
 	"internal/truncate": 0,
 	"internal/redact":   0,
@@ -35,6 +36,8 @@ var layers = map[string]int{
 	"reasoning":         5,
 	"service":           6,
 	"rpc":               7,
+	"acp":               7,
+	"mcp":               7,
 	"cmd/vault-agent":   8,
 }
 
@@ -44,6 +47,7 @@ var helpers = map[string]int{
 	"agent/agenttest":                2, // it doubles the agent's index, so it must not import agent
 	"llm/llmtest":                    0,
 	"internal/fixture":               0,
+	"internal/nodetest":              0,
 	"internal/vaultgen":              0,
 	"internal/benchvault":            0,
 	"internal/vaultgen/cmd/vaultgen": 0,
@@ -129,7 +133,11 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{ImportPath: "llm", Imports: []string{module + "planner"}},
 		{ImportPath: "service", Imports: []string{module + "agent/agenttest"}},
 		{ImportPath: "agent/agenttest", Imports: []string{module + "agent"}},
-		{ImportPath: "acp", Imports: []string{module + "service"}},
+		{ImportPath: "acp", Imports: []string{module + "service", module + "rpc/protocol"}},
+		{ImportPath: "mcp", Imports: []string{module + "acp", module + "search"}},
+		{ImportPath: "rpc", Imports: []string{module + "mcp"}},
+		{ImportPath: "service", Imports: []string{module + "acp"}},
+		{ImportPath: "frontend", Imports: []string{module + "service"}},
 	}
 	got := importViolations(pkgs)
 	for _, want := range []string{
@@ -138,13 +146,16 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		"llm (floor 1) imports planner (floor 1)",
 		"service imports the test helper agent/agenttest",
 		"the test helper agent/agenttest imports agent",
-		"acp is on no floor",
+		"mcp (floor 7) imports acp (floor 7)",
+		"rpc (floor 7) imports mcp (floor 7)",
+		"service (floor 6) imports acp (floor 7)",
+		"frontend is on no floor",
 	} {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, want) }) {
 			t.Errorf("no violation %q in %q", want, got)
 		}
 	}
-	if len(got) != 6 {
+	if len(got) != 9 {
 		t.Errorf("violations = %q", got)
 	}
 }

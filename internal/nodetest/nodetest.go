@@ -1,0 +1,54 @@
+// Package nodetest runs the Node clients of examples/ (each written with
+// the official library of its protocol) against a built vault-agent, for
+// the tests of the front-ends. It is imported by tests only.
+package nodetest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// Timeout bounds one client run, npm ci included.
+const Timeout = 4 * time.Minute
+
+// Run runs examples/<example>/client.mjs with node, with env added to the
+// process environment, fails t with the client's output when it fails, and
+// logs the output. It skips t when node is not installed. When the
+// example's node_modules lacks probe (a package folder such as
+// "vscode-jsonrpc"), it installs the packages first with npm ci, so that
+// `go test` works without `make node-deps`.
+func Run(t *testing.T, example, probe string, env ...string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "examples", example)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(probe))); err != nil {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			t.Fatal("node_modules missing and npm not installed: run `make node-deps`")
+		}
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		}
+	}
+	cmd := exec.CommandContext(ctx, node, "client.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s/client.mjs: %v\n%s", example, err, out)
+	}
+	t.Logf("node client:\n%s", out)
+}

@@ -1,0 +1,198 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Vault is the vault being opened (service.Start, with the watcher):
+	// tools, resources and prompts wait for it (required).
+	Vault Opening
+	// Ask offers ask_vault, which runs the vault's agent (open the vault
+	// with service.Options.Agent); Model describes the agent's model.
+	Ask   bool
+	Model ModelInfo
+	// VaultName names the vault in the server's instructions, e.g. the
+	// folder name.
+	VaultName string
+	// Version is the server version announced to clients.
+	Version string
+	// Logger receives the server's logs (never the protocol stream).
+	Logger *slog.Logger
+	// Now is the clock of time expressions; nil means time.Now.
+	Now func() time.Time
+}
+
+// Opening is a vault being opened: *service.Opening.
+type Opening interface {
+	// Wait returns the open vault, reporting the progress of a first
+	// indexing to progress (which may be nil) while it waits.
+	Wait(ctx context.Context, progress search.ProgressFunc) (*service.Service, error)
+}
+
+// ModelInfo describes the agent's model.
+type ModelInfo struct {
+	Name string
+	// Offline is true for the built-in extractive model, which never
+	// touches the network.
+	Offline bool
+}
+
+// Server is the MCP server of one vault. One Server may serve several
+// sessions at once (over HTTP); each tool call runs on its own goroutine.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	srv *sdk.Server
+	// argHints describes each tool's arguments (written while tools are
+	// added, read-only after).
+	argHints map[string]string
+
+	followOnce sync.Once
+}
+
+// New builds the server: tools, resources, prompts.
+func New(cfg Config) *Server {
+	if cfg.Vault == nil {
+		panic("mcp.New: Config.Vault is nil")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("component", "mcp")
+	s := &Server{cfg: cfg, log: log, argHints: map[string]string{}}
+	version := cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: "vault-agent", Title: "vault-agent", Version: version}, &sdk.ServerOptions{
+		Instructions: s.instructions(),
+		Logger:       log.With("component", "mcp-sdk"),
+		// Subscriptions are tracked by the SDK; these only accept them.
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		Capabilities: &sdk.ServerCapabilities{
+			Tools:     &sdk.ToolCapabilities{},
+			Prompts:   &sdk.PromptCapabilities{},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		},
+	})
+	s.srv.AddReceivingMiddleware(s.hintArguments)
+	s.addTools()
+	s.addResourceTemplate()
+	s.addPrompts()
+	return s
+}
+
+func (s *Server) instructions() string {
+	name := s.cfg.VaultName
+	if name == "" {
+		name = "the person's"
+	} else {
+		name = fmt.Sprintf("the person's %q", name)
+	}
+	text := fmt.Sprintf("Tools over %s markdown notes vault (Obsidian-style), read-only. ", name) +
+		"Find notes with search_notes (ranked, with a snippet and the chunk to read), then read_note with that chunk " +
+		"(or a heading) rather than whole notes. list_notes, list_tags and notes_in_range browse; links shows a note's " +
+		"links and backlinks. Cite notes by path."
+	if s.cfg.Ask {
+		text += " ask_vault runs vault-agent's own agent when you want a ready answer with citations."
+	}
+	return text
+}
+
+// Run serves one session over t (stdio: &sdk.StdioTransport{}) until the
+// client disconnects or ctx ends, following the vault's changes meanwhile.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	s.startFollowing(ctx)
+	return s.srv.Run(ctx, t)
+}
+
+// handler returns the Streamable HTTP handler of the server. The SDK
+// refuses requests to a loopback address that name another host (DNS
+// rebinding); cross-origin requests from browsers are refused too, so a web
+// page cannot read the vault through a local server.
+func (s *Server) handler() http.Handler {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+		Logger: s.log.With("component", "mcp-http"),
+		// A client that went away without closing its session does not
+		// keep it forever.
+		SessionTimeout: time.Hour,
+	})
+	return http.NewCrossOriginProtection().Handler(h)
+}
+
+// ServeHTTP serves Streamable HTTP sessions at /mcp on ln until ctx ends.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	s.startFollowing(ctx)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.handler())
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "vault-agent: the MCP endpoint is /mcp", http.StatusNotFound)
+	})
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	}
+}
+
+// startFollowing starts, once, the goroutine that mirrors the index's
+// changes into resources and notifications.
+func (s *Server) startFollowing(ctx context.Context) {
+	s.followOnce.Do(func() { go s.follow(ctx) })
+}
+
+// vault waits for the vault, reporting the progress of its indexing to the
+// client when the request carries a progress token.
+func (s *Server) vault(ctx context.Context, ss *sdk.ServerSession, token any) (*service.Service, error) {
+	var progress func(done, total int)
+	if token != nil && ss != nil {
+		progress = func(done, total int) {
+			_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+				ProgressToken: token, Progress: float64(done), Total: float64(total),
+				Message: fmt.Sprintf("indexing the vault: %d of %d notes", done, total),
+			})
+		}
+	}
+	svc, err := s.cfg.Vault.Wait(ctx, progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("the vault's index is not available: %v", err)
+	}
+	return svc, nil
+}
+
+// index waits for the vault (see vault) and returns its index.
+func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest) (*search.Index, error) {
+	svc, err := s.vault(ctx, req.Session, req.Params.GetProgressToken())
+	if err != nil {
+		return nil, err
+	}
+	return svc.Index(), nil
+}
