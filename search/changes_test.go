@@ -12,7 +12,7 @@ import (
 )
 
 func TestSubscribeChanges(t *testing.T) {
-	dir := writeVault(t, linkVault)
+	dir := writeVault(t, graphVault)
 	ix := openIndex(t, dir, "")
 	ctx := context.Background()
 	ch := ix.SubscribeChanges()
