@@ -24,7 +24,9 @@ type Approver interface {
 type ApproverFunc func(ctx context.Context, p *EditProposal) (Decision, error)
 
 // Approve calls f.
-func (f ApproverFunc) Approve(ctx context.Context, p *EditProposal) (Decision, error) { return f(ctx, p) }
+func (f ApproverFunc) Approve(ctx context.Context, p *EditProposal) (Decision, error) {
+	return f(ctx, p)
+}
 
 // Approved approves every edit: for a front-end whose client has already
 // asked its user (MCP's tools annotated destructive), or the CLI's --yes.
