@@ -257,6 +257,11 @@ func generateProtocolDoc(t *testing.T) []byte {
 	}
 	g.p(". A run always ends with `agent_completion`; a stopped run sends `agent_stopped` just before it.\n\n")
 
+	g.p("## Sidecar requests\n\n")
+	for _, r := range SidecarRequests {
+		g.p("### `%s` (request to the host)\n\n%s\n\nParams: %s\n\nResult: %s\n\n", r.Name, r.Doc, g.jsonType(r.Params), g.jsonType(r.Result))
+	}
+
 	g.p("## Types\n\n")
 	for i := 0; i < len(g.order); i++ { // fields() may queue more types
 		tp := g.order[i]
