@@ -89,6 +89,9 @@ func (r *runState) loopTools() []llm.ToolDef {
 		if d.Name == ToolRequestInput && !r.cfg.RequestInput {
 			continue
 		}
+		if IsEditTool(d.Name) && !r.editsOffered() {
+			continue
+		}
 		out = append(out, d)
 	}
 	return out

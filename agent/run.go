@@ -36,6 +36,8 @@ type runState struct {
 	started     time.Time
 	registry    *Registry
 	index       Index
+	// editor carries out the edit tools (nil: no edit tool is offered).
+	editor Editor
 
 	// history is the earlier conversation (buildMessages drops its system
 	// and empty messages).
@@ -110,7 +112,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	r := &runState{
 		id: runID, session: req.SessionID, cfg: cfg, goal: strings.TrimSpace(req.Message),
 		model: model, sink: sink, logger: a.logger().With("run", runID), now: now,
-		registry: a.registry, index: a.deps.Index, history: req.History, promptVersion: PromptVersion,
+		registry: a.registry, index: a.deps.Index, editor: req.Editor, history: req.History, promptVersion: PromptVersion,
 		overuse: planner.OveruseGuard{Max: planner.DefaultMaxPlannerOnly},
 		cont:    planner.Continuation{Max: cfg.MaxPlanContinuations},
 	}
@@ -300,8 +302,14 @@ func (r *runState) allowed(name string) bool {
 	case ToolRequestInput:
 		return r.cfg.RequestInput || r.cfg.Mode == ModeROA
 	}
+	if IsEditTool(name) {
+		return r.editsOffered()
+	}
 	return true
 }
+
+// editsOffered reports whether the run offers the edit tools.
+func (r *runState) editsOffered() bool { return r.cfg.AllowEdits && r.editor != nil }
 
 // callModel makes one tool-calling model call of the react loop, streaming
 // its answer text, and records it.

@@ -209,6 +209,9 @@ func (s *Server) addTools() {
 	if s.cfg.Ask {
 		s.addAskTool()
 	}
+	if s.cfg.AllowEdits {
+		s.addEditTools()
+	}
 }
 
 // ---- shared helpers

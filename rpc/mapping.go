@@ -33,6 +33,7 @@ func settingsOf(p *protocol.Settings) service.Settings {
 		RequestInputTimeout:  time.Duration(p.RequestInputTimeoutMs) * time.Millisecond,
 		ReasoningWindow:      p.ReasoningWindow,
 		Trace:                p.Trace,
+		AllowEdits:           p.AllowEdits,
 		Excludes:             p.Excludes,
 		ObsidianExcludes:     p.ObsidianExcludes,
 	}

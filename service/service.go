@@ -51,6 +51,10 @@ type Options struct {
 	// plans waiting for the user's review are then kept beside the index,
 	// across restarts, instead of in memory.
 	Sessions bool
+	// Journal is the file of the edit journal; "" puts it beside the index
+	// (or beside where the default index would be, for an index in
+	// memory). It must be outside the vault.
+	Journal string
 	// PrivateIndexIfLocked opens a private index in memory, with a
 	// warning, when another process holds the index, instead of failing
 	// with search.ErrLocked.
@@ -92,6 +96,8 @@ type Service struct {
 	indexPath string
 	synced    search.SyncStats
 	agent     *agent.Agent
+
+	editState
 
 	stopWatch context.CancelFunc
 	closed    atomic.Bool
@@ -175,6 +181,11 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 	if err != nil {
 		return nil, &OpenError{Part: PartIndex, Path: s.indexPath, Err: err}
 	}
+	if jp, err := journalPath(opts, s.env, s.vault.Root()); err != nil {
+		s.log.Debug("no edit journal: edits are refused", "error", err)
+	} else {
+		s.journal = vault.OpenJournal(jp)
+	}
 	if opts.Agent {
 		reviews := ""
 		if opts.Sessions && s.indexPath != "" {
@@ -254,6 +265,9 @@ type RunRequest struct {
 	Settings Settings
 	// Stop, when closed, stops the run as agent.Agent.Stop does.
 	Stop <-chan struct{}
+	// Approver asks the person about each edit the run proposes; a run
+	// whose settings allow edits needs one.
+	Approver Approver
 }
 
 // Run runs the agent to the end of one run, sending its events to sink and
@@ -280,6 +294,19 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 	if req.RunID != "" && s.agent.Active(req.RunID) {
 		return nil, fmt.Errorf("%w: %s", agent.ErrDuplicateRun, req.RunID)
 	}
+	var ed agent.Editor
+	if settings.EditsEnabled() {
+		switch {
+		case req.Approver == nil:
+			return nil, &SettingError{Key: "allowEdits", Msg: "is set, but this front-end has no way to ask for approval of edits"}
+		case s.journal == nil:
+			return nil, &SettingError{Key: "allowEdits", Msg: ErrNoJournal.Error(), Err: ErrNoJournal}
+		}
+		if req.RunID == "" {
+			req.RunID = s.agent.NewRunID()
+		}
+		ed = &editor{s: s, runID: req.RunID, approver: req.Approver}
+	}
 	if settings.Trace != "" {
 		tw, err := agent.CreateTrace(settings.Trace)
 		if err != nil {
@@ -305,6 +332,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 		Config:    settings.RunConfig(),
 		Model:     model,
 		Stop:      req.Stop,
+		Editor:    ed,
 	}, sink)
 }
 

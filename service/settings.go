@@ -57,6 +57,11 @@ type Settings struct {
 	// as JSON lines.
 	Trace string
 
+	// AllowEdits offers the agent the edit tools; each edit is applied only
+	// after the person approves it through the front-end (default false:
+	// read-only).
+	AllowEdits *bool
+
 	// Excludes are vault folders or glob patterns to skip; they apply when
 	// the vault is opened.
 	Excludes []string
@@ -158,6 +163,7 @@ func (s Settings) RunConfig() agent.Config {
 		PlanReminderInterval: s.PlanReminderInterval,
 		RequestInputTimeout:  s.RequestInputTimeout,
 		PolicyPath:           s.Policy,
+		AllowEdits:           isTrue(s.AllowEdits),
 	}.Normalize()
 }
 
