@@ -22,18 +22,29 @@ type searchRec struct {
 }
 
 type readRec struct {
-	path     string
-	title    string
-	heading  string
-	content  string
-	headings []string
-	failed   bool
+	path       string
+	asked      string // the notePath asked for
+	title      string
+	heading    string
+	content    string
+	headings   []string
+	chunk      int
+	chunkCount int
+	mtime      int64
+	err        string // the tool's error, when it failed
+	failed     bool
+	named      bool // read by the agent because the goal names the note
 }
 
 // convState is what the offline policy knows about a run.
 type convState struct {
-	goal     string
+	goal string
+	// text is the goal as a person typed it, less its time expression:
+	// what the search is given, since search ranks natural questions
+	// itself (filler words weigh little, no word is required).
+	text     string
 	terms    queryTerms
+	refs     []agent.NoteRef // the notes the goal names
 	timeExpr string
 	offered  map[string]bool
 	tools    bool // the request offered tools
@@ -92,11 +103,13 @@ func readConversation(req llm.Request) *convState {
 			}
 		}
 	}
-	expr, rest := findTimeExpression(st.goal)
+	st.refs = agent.NamedNotes(st.goal)
+	expr, rest := findTimeExpression(agent.WithoutNamedNotes(st.goal))
 	st.timeExpr = expr
 	st.terms = extractTerms(rest, expr != "")
+	st.text = searchText(rest)
 
-	type pending struct{ name, args string }
+	type pending struct{ id, name, args string }
 	calls := map[string]pending{}
 	var order []pending
 	for _, m := range msgs[goalAt+1:] {
@@ -107,7 +120,7 @@ func readConversation(req llm.Request) *convState {
 				st.lastFailures = 0
 			}
 			for _, tc := range m.ToolCalls {
-				p := pending{tc.Name, tc.Arguments}
+				p := pending{tc.ID, tc.Name, tc.Arguments}
 				calls[tc.ID] = p
 				order = append(order, p)
 				st.noteCall(tc.Name, tc.Arguments)
@@ -120,7 +133,7 @@ func readConversation(req llm.Request) *convState {
 			if p.name == "" && len(order) > 0 {
 				p = order[len(order)-1]
 			}
-			st.noteResult(p.name, p.args, m.Content)
+			st.noteResult(p.id, p.name, p.args, m.Content)
 		}
 	}
 	return st
@@ -164,7 +177,7 @@ func resultError(content string) (string, bool) {
 	return "", false
 }
 
-func (st *convState) noteResult(name, args, content string) {
+func (st *convState) noteResult(id, name, args, content string) {
 	st.lastResults = append(st.lastResults, name)
 	_, failed := resultError(content)
 	if failed || !json.Valid([]byte(strings.TrimSpace(stripReminder(content)))) {
@@ -203,13 +216,19 @@ func (st *convState) noteResult(name, args, content string) {
 			NotePath string `json:"notePath"`
 		}
 		_ = json.Unmarshal([]byte(args), &a)
-		rec := readRec{path: a.NotePath, failed: failed}
+		rec := readRec{path: a.NotePath, asked: a.NotePath, failed: failed, named: strings.HasPrefix(id, agent.NamedCallPrefix)}
+		if failed {
+			rec.err, _ = resultError(content)
+		}
 		var r struct {
-			Path     string            `json:"path"`
-			Title    string            `json:"title"`
-			Heading  string            `json:"heading"`
-			Content  string            `json:"content"`
-			Headings []json.RawMessage `json:"headings"`
+			Path       string            `json:"path"`
+			Title      string            `json:"title"`
+			Heading    string            `json:"heading"`
+			Content    string            `json:"content"`
+			Headings   []json.RawMessage `json:"headings"`
+			ChunkIndex int               `json:"chunkIndex"`
+			ChunkCount int               `json:"chunkCount"`
+			MTime      int64             `json:"mtime"`
 		}
 		if !failed && json.Unmarshal([]byte(content), &r) == nil {
 			if r.Path != "" {
@@ -217,6 +236,7 @@ func (st *convState) noteResult(name, args, content string) {
 				st.readAsked[r.Path] = true
 			}
 			rec.title, rec.heading, rec.content = r.Title, r.Heading, r.Content
+			rec.chunk, rec.chunkCount, rec.mtime = r.ChunkIndex, r.ChunkCount, r.MTime
 			for _, h := range r.Headings {
 				var s string
 				var obj struct {

@@ -175,10 +175,7 @@ func (st *convState) next() step {
 			tools: []string{agent.ToolTimeRange}}
 	}
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" {
-		q := st.terms.query()
-		if q == "" {
-			q = short(st.goal, 200)
-		}
+		q := st.searchQuery()
 		return step{text: "Searching the vault for " + kw + ".",
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(q))}, tools: []string{agent.ToolLocalSearch}}
 	}
@@ -233,6 +230,18 @@ func (st *convState) next() step {
 			tools: []string{planner.ToolPlanProgress}}
 	}
 	return step{final: true, text: "Answering from the notes read."}
+}
+
+// searchQuery is the first search of a goal: the question as typed (less
+// its time expression), or its keywords when nothing else is left.
+func (st *convState) searchQuery() string {
+	if !st.terms.empty() && st.text != "" {
+		return st.text
+	}
+	if q := st.terms.query(); q != "" {
+		return q
+	}
+	return short(st.goal, 200)
 }
 
 func (st *convState) searchArgs(q string) map[string]any {
