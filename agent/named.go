@@ -91,6 +91,16 @@ func WithoutNamedNotes(msg string) string {
 	})
 }
 
+// PlainNamedNotes returns msg with each note reference replaced by the
+// note's name ("[[Obsidian Sync#Setup|sync]]" and "@Zettelkasten" become
+// "Obsidian Sync" and "Zettelkasten"), as words to search for.
+func PlainNamedNotes(msg string) string {
+	msg = reNamedWiki.ReplaceAllString(msg, "$1")
+	return reMention.ReplaceAllStringFunc(msg, func(m string) string {
+		return strings.Replace(m, "@", "", 1)
+	})
+}
+
 // mentionWords is how many words after an @ may belong to the name.
 const mentionWords = 4
 

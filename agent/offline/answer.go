@@ -185,7 +185,7 @@ func (st *convState) answer() string {
 	cands := st.candidates(srcs)
 	if len(cands) == 0 {
 		names := st.noteCitations(srcs)
-		return "I found " + joinAnd(names) + ", but could not extract readable text from them. Open them to check." + st.unresolvedNote()
+		return st.unresolvedNote() + "I found " + joinAnd(names) + ", but could not extract readable text from them. Open them to check."
 	}
 	ranked := append([]pick(nil), cands...)
 	sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].sent.score > ranked[b].sent.score })
@@ -263,8 +263,7 @@ func (st *convState) answer() string {
 		fmt.Fprintf(&b, "- %s %s\n", p.sent.text, note(p))
 	}
 	b.WriteString("\nSources: " + strings.Join(cited, ", "))
-	b.WriteString(st.unresolvedNote())
-	return b.String()
+	return st.unresolvedNote() + b.String()
 }
 
 // notHeldAnswer says the notes read do not answer the goal and lists them
@@ -289,8 +288,7 @@ func (st *convState) notHeldAnswer(srcs []source, cands []pick) string {
 		b.WriteString(line + "\n")
 	}
 	b.WriteString("\nYou could try other words, a tag (tag:#name) or a folder (path:folder/).")
-	b.WriteString(st.unresolvedNote())
-	return b.String()
+	return st.unresolvedNote() + b.String()
 }
 
 // noteCitations cites every note of srcs once.
@@ -380,8 +378,9 @@ func (st *convState) noNotesAnswer() string {
 	kw := st.keywordText()
 	var b strings.Builder
 	if !st.available(agent.ToolLocalSearch) && len(st.searches) == 0 {
-		return "I could not search the vault in this step, so I have no notes to answer from."
+		return st.unresolvedNote() + "I could not search the vault in this step, so I have no notes to answer from."
 	}
+	b.WriteString(st.unresolvedNote())
 	fmt.Fprintf(&b, "I couldn't find any notes in your vault matching %q", kw)
 	if st.timeExpr != "" {
 		fmt.Fprintf(&b, " from %s", st.timeExpr)
@@ -480,12 +479,13 @@ func (st *convState) unresolvedNote() string {
 				cands = append(cands, "[["+strings.TrimSuffix(m[1], ".md")+"]]")
 			}
 		}
-		fmt.Fprintf(&b, "\n\nI couldn't find a note named %q", name)
+		fmt.Fprintf(&b, "I couldn't find a note named %q", name)
 		if len(cands) > 0 {
 			fmt.Fprintf(&b, "; did you mean %s?", joinOr(cands))
 		} else {
 			b.WriteString(".")
 		}
+		b.WriteString("\n\n")
 	}
 	return b.String()
 }

@@ -107,7 +107,8 @@ func readConversation(req llm.Request) *convState {
 	expr, rest := findTimeExpression(agent.WithoutNamedNotes(st.goal))
 	st.timeExpr = expr
 	st.terms = extractTerms(rest, expr != "")
-	st.text = searchText(rest)
+	_, plain := findTimeExpression(agent.PlainNamedNotes(st.goal))
+	st.text = searchText(plain)
 
 	type pending struct{ id, name, args string }
 	calls := map[string]pending{}

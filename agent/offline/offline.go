@@ -174,7 +174,8 @@ func (st *convState) next() step {
 			calls: []llm.ToolCall{call(0, agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
 			tools: []string{agent.ToolTimeRange}}
 	}
-	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" {
+	// A goal only about the notes it names needs no search: they are read.
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" && !st.namedRead() {
 		q := st.searchQuery()
 		return step{text: "Searching the vault for " + kw + ".",
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(q))}, tools: []string{agent.ToolLocalSearch}}
@@ -187,7 +188,7 @@ func (st *convState) next() step {
 	}
 	hits := st.hits()
 	var toRead []search.Result
-	if st.available(agent.ToolReadNote) && len(st.reads) == 0 {
+	if st.available(agent.ToolReadNote) && st.ownReads() == 0 {
 		for _, h := range hits {
 			if !st.readAsked[h.Path] {
 				toRead = append(toRead, h)
@@ -235,13 +236,43 @@ func (st *convState) next() step {
 // searchQuery is the first search of a goal: the question as typed (less
 // its time expression), or its keywords when nothing else is left.
 func (st *convState) searchQuery() string {
-	if !st.terms.empty() && st.text != "" {
+	if (!st.terms.empty() || len(st.refs) > 0) && st.text != "" {
 		return st.text
 	}
 	if q := st.terms.query(); q != "" {
 		return q
 	}
 	return short(st.goal, 200)
+}
+
+// ownReads counts the policy's reads: those of the notes the goal names
+// were made by the agent before.
+func (st *convState) ownReads() int {
+	n := 0
+	for _, r := range st.reads {
+		if !r.named {
+			n++
+		}
+	}
+	return n
+}
+
+// namedRead reports whether the goal is only about the notes it names and
+// every one of them was read.
+func (st *convState) namedRead() bool {
+	if !st.namedOnly() {
+		return false
+	}
+	n := 0
+	for _, r := range st.reads {
+		if r.named {
+			if r.failed {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 func (st *convState) searchArgs(q string) map[string]any {
