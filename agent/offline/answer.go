@@ -175,7 +175,7 @@ func (st *convState) candidates(srcs []source) []pick {
 // sentence holds a word of the goal, it says so and lists the nearest
 // notes.
 func (st *convState) answer() string {
-	if st.timeOnly() {
+	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()
 	}
 	srcs := st.sources()
@@ -190,7 +190,7 @@ func (st *convState) answer() string {
 	ranked := append([]pick(nil), cands...)
 	sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].sent.score > ranked[b].sent.score })
 	named := st.namedOnly()
-	if ranked[0].sent.base == 0 && !named && !st.terms.empty() {
+	if !named && !st.terms.empty() && !st.held(srcs, ranked[0]) {
 		return st.notHeldAnswer(srcs, cands)
 	}
 	var chosen []pick
@@ -264,6 +264,30 @@ func (st *convState) answer() string {
 	}
 	b.WriteString("\nSources: " + strings.Join(cited, ", "))
 	return st.unresolvedNote() + b.String()
+}
+
+// held reports whether the notes read answer the goal: the best sentence
+// holds half of its terms, or holds one and a note read is named after
+// one of them.
+func (st *convState) held(srcs []source, best pick) bool {
+	groups := termStems(st.terms)
+	if best.sent.base == 0 || len(groups) == 0 {
+		return best.sent.base > 0
+	}
+	if best.sent.base >= 0.5*float64(len(groups)) {
+		return true
+	}
+	for _, s := range srcs {
+		title := stemSet(s.title + " " + noteName(s.path))
+		for _, g := range groups {
+			for _, u := range g {
+				if title[u] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // notHeldAnswer says the notes read do not answer the goal and lists them

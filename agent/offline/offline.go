@@ -175,12 +175,16 @@ func (st *convState) next() step {
 			tools: []string{agent.ToolTimeRange}}
 	}
 	// A goal only about the notes it names needs no search: they are read.
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && st.timeOnly() && st.timeRange != nil {
+		return step{text: fmt.Sprintf("Listing the notes from %s.", st.timeExpr),
+			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(listQuery))}, tools: []string{agent.ToolLocalSearch}}
+	}
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" && !st.namedRead() {
 		q := st.searchQuery()
 		return step{text: "Searching the vault for " + kw + ".",
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(q))}, tools: []string{agent.ToolLocalSearch}}
 	}
-	if st.available(agent.ToolLocalSearch) && len(st.searches) == 1 && len(st.hits()) == 0 {
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 1 && len(st.hits()) == 0 && !st.timeOnly() {
 		if loose := st.looseQuery(); loose != "" && loose != st.searches[0].query {
 			return step{text: "Nothing matched, so I'm trying looser terms: " + loose + ".",
 				calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(loose))}, tools: []string{agent.ToolLocalSearch}}
@@ -188,7 +192,9 @@ func (st *convState) next() step {
 	}
 	hits := st.hits()
 	var toRead []search.Result
-	if st.available(agent.ToolReadNote) && st.ownReads() == 0 {
+	if st.available(agent.ToolReadNote) && st.ownReads() == 0 && st.timeOnly() && st.timeRange != nil {
+		toRead = st.timeReads()
+	} else if st.available(agent.ToolReadNote) && st.ownReads() == 0 {
 		for _, h := range hits {
 			if !st.readAsked[h.Path] {
 				toRead = append(toRead, h)

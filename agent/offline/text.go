@@ -3,10 +3,13 @@ package offline
 import (
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	porterstemmer "github.com/blevesearch/go-porterstemmer"
+
+	"github.com/vault-agent/vault-agent/search"
 )
 
 // This file holds the text handling of the offline model: keywords, time
@@ -29,7 +32,7 @@ information details detail any one ones kind sort lot lots thanks thank hi hello
 
 // timeWords are removed from the keywords when the goal names a period.
 var timeWords = toSet(`today yesterday tomorrow tonight week weeks month months year years day days ago last past
-previous this since during recent recently lately morning evening quarter
+previous this since during recent recently lately morning evening quarter weekend holidays christmas
 january february march april may june july august september october november december
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday`)
 
@@ -41,35 +44,63 @@ func toSet(words string) map[string]bool {
 	return m
 }
 
-const monthNames = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec`
+// timeStarts are the words a time expression may start with.
+var timeStarts = toSet(`between from since after until first second third fourth 1st 2nd 3rd 4th last this next past previous
+early mid late mid-january mid-february mid-march mid-april mid-may mid-june mid-july mid-august mid-september mid-october
+mid-november mid-december today yesterday tomorrow tonight weekend holidays christmas xmas summer winter
+spring autumn fall q1 q2 q3 q4 earlier
+january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday`)
 
-// timePatterns find a time expression in a goal; the first group (or the
-// whole match) is what getTimeRangeMs gets.
-var timePatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\b((?:last|past|previous)\s+\d{1,4}\s+(?:day|week|month|year)s?)\b`),
-	regexp.MustCompile(`(?i)\b(\d{4}-\d{1,2}(?:-\d{1,2})?)\b`),
-	regexp.MustCompile(`(?i)\b((?:this|last|past|previous)\s+(?:week|month|year))\b`),
-	regexp.MustCompile(`(?i)\b(today|yesterday)\b`),
-	regexp.MustCompile(`(?i)\b(\d{1,3}\s+(?:day|week|month)s?\s+ago)\b`),
-	regexp.MustCompile(`(?i)\b((?:` + monthNames + `)\s+\d{4})\b`),
-	regexp.MustCompile(`(?i)\b(?:in|during|since|from)\s+((?:` + monthNames + `))\b`),
-	regexp.MustCompile(`(?i)\b((?:last|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b`),
-	regexp.MustCompile(`(?i)\bin\s+((?:19|20)\d{2})\b`),
-}
+var reTimeToken = regexp.MustCompile(`^(?:\d{4}(?:-\d{1,2}(?:-\d{1,2})?)?|\d{1,2}(?:st|nd|rd|th)?)$`)
 
-// findTimeExpression returns the time expression of goal and the goal with it
-// removed, or "" when there is none.
+// maxTimeWords bounds the words of one time expression.
+const maxTimeWords = 8
+
+// findTimeExpression returns the time expression of goal and the goal with
+// it removed, or "" when there is none: the longest run of words, from a
+// word that can start one, that search.ParseTimeRange understands.
 func findTimeExpression(goal string) (expr, rest string) {
-	for _, re := range timePatterns {
-		loc := re.FindStringSubmatchIndex(goal)
-		if loc == nil {
+	words := reWord.FindAllStringIndex(goal, -1)
+	now := time.Now()
+	for i, w := range words {
+		first := strings.ToLower(strings.Trim(goal[w[0]:w[1]], ".,;:!?"))
+		if !timeStarts[first] && !reTimeToken.MatchString(first) {
 			continue
 		}
-		expr = strings.ToLower(strings.Join(strings.Fields(goal[loc[2]:loc[3]]), " "))
-		return expr, goal[:loc[0]] + " " + goal[loc[1]:]
+		for n := min(maxTimeWords, len(words)-i); n >= 1; n-- {
+			end := words[i+n-1][1]
+			cand := strings.TrimRight(goal[w[0]:end], ".,;:!?")
+			last := strings.ToLower(strings.Trim(cand[strings.LastIndexByte(" "+cand, ' '):], ".,;:!?"))
+			if !timeWordIn(last) && !(reTimeToken.MatchString(last) && timeWordIn(cand)) {
+				continue // an expression ends on a word of time (or a day's number)
+			}
+			if _, err := search.ParseTimeRange(cand, now); err == nil {
+				expr = strings.ToLower(strings.Join(strings.Fields(cand), " "))
+				return expr, goal[:w[0]] + " " + goal[w[0]+len(cand):]
+			}
+		}
 	}
 	return "", goal
 }
+
+var reWord = regexp.MustCompile(`\S+`)
+
+// timeWordIn reports whether a candidate holds a word that names time, so
+// the date parser's fallback never reads "on it" as a date.
+func timeWordIn(s string) bool {
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		w = strings.Trim(w, ".,;:!?")
+		if timeWords[w] || timeStarts[w] && !stopWords[w] || reTimeToken.MatchString(w) && (len(w) >= 4 || strings.ContainsAny(w, "-")) ||
+			strings.HasPrefix(w, "mid-") || w == "weekend" || w == "holidays" || w == "christmas" || w == "xmas" ||
+			seasons[w] || len(w) == 2 && w[0] == 'q' && w[1] >= '1' && w[1] <= '4' {
+			return true
+		}
+	}
+	return false
+}
+
+var seasons = toSet(`spring summer autumn fall winter`)
 
 var quoted = regexp.MustCompile(`"([^"]{2,80})"|“([^”]{2,80})”`)
 
