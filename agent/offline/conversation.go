@@ -45,6 +45,9 @@ type convState struct {
 	text     string
 	terms    queryTerms
 	refs     []agent.NoteRef // the notes the goal names
+	// prevCited are the notes the previous answer cited, when the goal is
+	// a follow-up (see followUp).
+	prevCited []string
 	timeExpr string
 	offered  map[string]bool
 	tools    bool // the request offered tools
@@ -109,6 +112,9 @@ func readConversation(req llm.Request) *convState {
 	st.terms = extractTerms(rest, expr != "")
 	_, plain := findTimeExpression(agent.PlainNamedNotes(st.goal))
 	st.text = searchText(plain)
+	if goalAt > 0 && expr == "" && len(st.refs) == 0 && followUp(st.goal, st.terms) {
+		st.inherit(msgs[:goalAt])
+	}
 
 	type pending struct{ id, name, args string }
 	calls := map[string]pending{}
@@ -288,4 +294,73 @@ func (st *convState) keywordText() string {
 		return short(st.goal, 60)
 	}
 	return short(strings.Join(st.terms.all(), " "), 80)
+}
+
+// followUpStarts open a message that continues the previous one.
+var followUpStarts = regexp.MustCompile(`(?i)^\s*(?:and|also|but|so|then|what about|how about|and what|and how|ok|okay)\b`)
+
+// anaphora refer back to the previous question's topic.
+var anaphora = toSet(`it its it's that this those these them they there same one`)
+
+// followUp reports whether goal continues the conversation rather than
+// starting a topic: it opens like a continuation ("and ...", "what about
+// ..."), refers back ("that", "it") with few words of its own, or has at
+// most two keywords.
+func followUp(goal string, terms queryTerms) bool {
+	n := len(terms.all())
+	if followUpStarts.MatchString(goal) || n <= 1 {
+		return true
+	}
+	for _, w := range tokenize(goal) {
+		if anaphora[w] && n <= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+var reCited = regexp.MustCompile(`\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]`)
+
+// inherit gives a follow-up the topic of the conversation before it (msgs):
+// the key terms of the previous question, added to the goal's, and the
+// notes the previous answer cited.
+func (st *convState) inherit(msgs []llm.Message) {
+	prev := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser && !injected(msgs[i].Content) && !extractTerms(cleanGoal(msgs[i].Content), false).empty() {
+			prev = i
+			break
+		}
+	}
+	if prev < 0 {
+		return
+	}
+	pexpr, prest := findTimeExpression(agent.PlainNamedNotes(cleanGoal(msgs[prev].Content)))
+	pt := extractTerms(prest, pexpr != "")
+	seen := map[string]bool{}
+	for _, w := range st.terms.keywords {
+		seen[w] = true
+	}
+	var added []string
+	for _, w := range pt.keywords {
+		if !seen[w] && len(added) < 4 {
+			seen[w] = true
+			added = append(added, w)
+		}
+	}
+	st.terms.keywords = append(st.terms.keywords, added...)
+	st.terms.phrases = append(st.terms.phrases, pt.phrases...)
+	if len(added) > 0 {
+		st.text = strings.TrimSpace(st.text + " " + strings.Join(added, " "))
+	}
+	for _, m := range msgs[prev+1:] {
+		if m.Role != llm.RoleAssistant || len(m.ToolCalls) > 0 {
+			continue
+		}
+		for _, c := range reCited.FindAllStringSubmatch(m.Content, -1) {
+			if name := strings.TrimSpace(c[1]); name != "" && !containsString(st.prevCited, name) && len(st.prevCited) < 2 {
+				st.prevCited = append(st.prevCited, name)
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/internal/fixture"
+	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -147,6 +148,35 @@ func TestFixtureAnswers(t *testing.T) {
 	// Not in the vault: said plainly, with the nearest notes.
 	res, _ = ask(t, a, "how do I rebuild a motorcycle carburetor?")
 	if !strings.HasPrefix(res.Answer, "Your notes don't seem to answer this") || !strings.Contains(res.Answer, "The nearest notes are:") {
+		t.Errorf("answer:\n%s", res.Answer)
+	}
+}
+
+// TestFixtureFollowUp: a short follow-up is searched and answered with the
+// topic of the turns before it.
+func TestFixtureFollowUp(t *testing.T) {
+	a := fixtureAgent(t)
+	first, _ := ask(t, a, "how do I keep my sourdough starter alive?")
+	if !strings.Contains(first.Answer, "[[Sourdough Starter") {
+		t.Fatalf("first answer:\n%s", first.Answer)
+	}
+	rec := &events{}
+	res, err := a.Run(context.Background(), agent.RunRequest{Message: "and how long does it take to get strong?", History: []llm.Message{
+		{Role: llm.RoleUser, Content: "how do I keep my sourdough starter alive?"},
+		{Role: llm.RoleAssistant, Content: first.Answer},
+	}}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := args(t, llm.ToolCall{Arguments: string(rec.ofType(agent.EventToolInvoked)[0].Payload.(agent.ToolInvokedPayload).Arguments)})["query"].(string)
+	if !strings.Contains(q, "sourdough") || !strings.Contains(q, "starter") {
+		t.Errorf("the follow-up's search lacks the topic: %q", q)
+	}
+	reads, _ := readCalls(t, rec)
+	if len(reads) == 0 || readPaths(reads)[0] != "recipes/Sourdough Starter.md" {
+		t.Errorf("reads = %v", reads)
+	}
+	if !strings.Contains(res.Answer, "about a week to become strong enough") || !strings.Contains(res.Answer, "[[Sourdough Starter") {
 		t.Errorf("answer:\n%s", res.Answer)
 	}
 }

@@ -195,6 +195,12 @@ func (st *convState) next() step {
 	if st.available(agent.ToolReadNote) && st.ownReads() == 0 && st.timeOnly() && st.timeRange != nil {
 		toRead = st.timeReads()
 	} else if st.available(agent.ToolReadNote) && st.ownReads() == 0 {
+		// A follow-up reads the note the previous answer was from first.
+		for _, name := range st.prevCited[:min(1, len(st.prevCited))] {
+			if !st.readAsked[name] && !st.askedAs(name, hits) {
+				toRead = append(toRead, search.Result{Path: name})
+			}
+		}
 		for _, h := range hits {
 			if !st.readAsked[h.Path] {
 				toRead = append(toRead, h)
@@ -216,7 +222,11 @@ func (st *convState) next() step {
 		var calls []llm.ToolCall
 		paths := make([]string, 0, len(toRead))
 		for i, h := range toRead {
-			calls = append(calls, call(i, agent.ToolReadNote, map[string]any{"notePath": h.Path, "chunkIndex": h.ChunkIndex}))
+			args := map[string]any{"notePath": h.Path, "chunkIndex": h.ChunkIndex}
+			if h.Title == "" && h.Score == 0 && !strings.HasSuffix(h.Path, ".md") {
+				args = map[string]any{"notePath": h.Path} // a note cited before, by name
+			}
+			calls = append(calls, call(i, agent.ToolReadNote, args))
 			paths = append(paths, h.Path)
 		}
 		return step{text: "Reading the most relevant notes: " + joinAnd(displayNames(paths)) + ".", calls: calls,
@@ -249,6 +259,17 @@ func (st *convState) searchQuery() string {
 		return q
 	}
 	return short(st.goal, 200)
+}
+
+// askedAs reports whether a hit of the search is the note a name cites
+// (same basename), so a follow-up does not read it twice.
+func (st *convState) askedAs(name string, hits []search.Result) bool {
+	for _, h := range hits[:min(3, len(hits))] {
+		if strings.EqualFold(noteName(h.Path), noteName(name)) || strings.EqualFold(strings.TrimSuffix(h.Path, ".md"), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownReads counts the policy's reads: those of the notes the goal names
