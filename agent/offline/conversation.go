@@ -42,15 +42,15 @@ type convState struct {
 	// text is the goal as a person typed it, less its time expression:
 	// what the search is given, since search ranks natural questions
 	// itself (filler words weigh little, no word is required).
-	text     string
-	terms    queryTerms
-	refs     []agent.NoteRef // the notes the goal names
+	text  string
+	terms queryTerms
+	refs  []agent.NoteRef // the notes the goal names
 	// prevCited are the notes the previous answer cited, when the goal is
 	// a follow-up (see followUp).
 	prevCited []string
-	timeExpr string
-	offered  map[string]bool
-	tools    bool // the request offered tools
+	timeExpr  string
+	offered   map[string]bool
+	tools     bool // the request offered tools
 
 	writeTodos   bool // write_todos was called
 	planActive   bool // and it succeeded
