@@ -153,6 +153,7 @@ func (r *runState) par(runCtx, timeoutCtx context.Context, user string) *Result 
 
 func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist *planner.PlanHistory) *Result {
 	r.messages = buildMessages("", r.history, user)
+	r.readNamed(timeoutCtx)
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	all := r.loopTools()
 	known := defNames(all)

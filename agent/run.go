@@ -236,6 +236,7 @@ func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Resul
 		system += "\n\n" + planner.PromptGuidance
 	}
 	r.messages = buildMessages(system, r.history, user)
+	r.readNamed(timeoutCtx)
 	return r.loop(runCtx, timeoutCtx)
 }
 

@@ -57,7 +57,7 @@ func newAskCmd(g *globalFlags) *cobra.Command {
 	var vf vaultFlags
 	var mf modelFlags
 	var run service.Settings // the run flags
-	var planner, asJSON, allowEdits, yes bool
+	var planner, asJSON, quiet, allowEdits, yes bool
 	cmd := &cobra.Command{
 		Use:   "ask --vault DIR [flags] QUESTION",
 		Short: "Ask the agent a question about your notes",
@@ -98,6 +98,8 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			defer svc.Close()
 
 			out := cmd.OutOrStdout()
+			out, flush := answerWriter(out, !asJSON && colourOn(os.Stdout, os.LookupEnv))
+			defer flush()
 			var sink agent.Sink
 			var obs *reasoning.Observer
 			var mu sync.Mutex
@@ -111,15 +113,17 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 					defer mu.Unlock()
 					_ = enc.Encode(map[string]any{"type": "event", "event": ev})
 				})
+			} else if quiet {
+				sink = agent.SinkFunc(func(agent.Event) {})
 			} else {
-				lp := reasoning.NewLinePrinter(os.Stderr)
+				lp := reasoning.NewLinePrinter(stepWriter(colourOn(os.Stderr, os.LookupEnv)))
 				obs = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
 				sink = obs
 			}
 			// On a terminal the answer streams as it is written; piped output
 			// gets only the final answer, once.
 			var streamed strings.Builder
-			if !asJSON && term.IsTerminal(int(os.Stdout.Fd())) {
+			if !asJSON && !quiet && term.IsTerminal(int(os.Stdout.Fd())) {
 				sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
 					if p, ok := ev.Payload.(agent.TextPayload); ok && ev.EventType == agent.EventAnswerDelta {
 						fmt.Fprint(out, p.Text)
@@ -161,6 +165,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "let the agent propose edits (create, append, replace, set properties); each diff is shown and applied only if you answer y")
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --allow-edits, apply every proposed edit without asking (needed to apply edits without a terminal)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the answer: no steps on stderr, no streaming")
 	return cmd
 }
 

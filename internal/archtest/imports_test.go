@@ -54,7 +54,7 @@ var helpers = map[string]int{
 	"rpc/rpctest":                    7,
 	"scripts/benchmedian":            0,
 	"internal/archtest":              0,
-	"internal/eval":                  2, // the relevance harness: search and vault
+	"internal/eval":                  4, // the relevance harness: search and vault, and the offline agent for its answer check
 	"scripts/eval":                   2,
 }
 

@@ -22,6 +22,8 @@ type Engine struct {
 	Results  [][]string
 	// Millis is the search time of each question, when measured.
 	Millis []float64
+	// Asks is the answer check, when run.
+	Asks *Asks
 }
 
 // Options configures Run.
@@ -36,6 +38,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// Progress, when set, receives indexing progress.
 	Progress search.ProgressFunc
+	// Ask also asks every question with the offline model (Engine.Asks).
+	Ask bool
 }
 
 // RunVaultAgent opens (and syncs) vault-agent's index of the vault and runs
@@ -81,6 +85,11 @@ func RunVaultAgent(ctx context.Context, opts Options, qs []Question) (*Engine, s
 		}
 		e.Results = append(e.Results, ranked)
 		e.Outcomes = append(e.Outcomes, Judge(q, ranked))
+	}
+	if opts.Ask {
+		if e.Asks, err = RunAsks(ctx, ix, qs); err != nil {
+			return nil, stats, err
+		}
 	}
 	return e, stats, nil
 }
