@@ -281,7 +281,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 		return nil, fmt.Errorf("%w: %s", agent.ErrDuplicateRun, req.RunID)
 	}
 	if settings.Trace != "" {
-		tw, err := agent.CreateTrace(settings.Trace)
+		tw, err := agent.OpenTrace(settings.Trace)
 		if err != nil {
 			return nil, &SettingError{Key: "trace", Msg: err.Error(), Err: err}
 		}

@@ -147,7 +147,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	cmd.Flags().BoolVar(&planner, "planner", false, "enable the write_todos planner (enableAgentPlannerV0)")
 	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "maximum agent iterations (1-50)")
 	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time for the whole run")
-	cmd.Flags().StringVar(&run.Trace, "trace", "", "write the run's typed events to this JSONL file, outside the vault (replayable)")
+	cmd.Flags().StringVar(&run.Trace, "trace", "", "append the run's typed events to this JSONL file, outside the vault (replayable; replay takes the last run)")
 	cmd.Flags().StringVar(&run.Policy, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
 	return cmd

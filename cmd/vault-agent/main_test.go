@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	fx "github.com/vault-agent/vault-agent/internal/fixture"
 )
 
 var binary string
@@ -267,5 +269,38 @@ func TestObsidianExcludedFiles(t *testing.T) {
 	}
 	if got := paths("--no-obsidian-excludes", "quokka"); !slices.Equal(got, []string{"Inbox/kept.md", "Templates/quokka.md"}) {
 		t.Errorf("--no-obsidian-excludes: %v", got)
+	}
+}
+
+// --trace never lands in the vault, through a symbolic link or a path
+// relative to the working directory: the refusal names a place outside.
+// A second run appends to a trace, and replay replays the last run.
+func TestAskTraceNeverInTheVault(t *testing.T) {
+	vaultDir := fx.Copy(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(vaultDir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, trace := range []string{filepath.Join(vaultDir, "trace.jsonl"), filepath.Join(link, "trace.jsonl")} {
+		r := runCLI(t, "ask", "--vault", vaultDir, "--trace", trace, "canvas")
+		if r.code != 2 || !strings.Contains(r.stderr, "must be outside the vault") || !strings.Contains(r.stderr, "e.g. "+filepath.Dir(vaultDir)) {
+			t.Errorf("--trace %s: exit %d\n%s", trace, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(vaultDir, "trace.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the trace was written into the vault")
+	}
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	for range 2 {
+		if r := runCLI(t, "ask", "--vault", vaultDir, "--trace", trace, "sourdough"); r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	b, _ := os.ReadFile(trace)
+	if n := strings.Count(string(b), `"RunStarted"`); n != 2 {
+		t.Fatalf("the trace holds %d runs, want 2", n)
+	}
+	if r := runCLI(t, "replay", trace, "--vault", vaultDir); r.code != 0 || !strings.HasPrefix(r.stdout, "identical") {
+		t.Fatalf("replay: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -39,8 +39,9 @@ type Settings struct {
 	PlanReminderInterval int `json:"planReminderInterval,omitempty"`
 	// RequestInputTimeoutMs bounds the wait for agent/input (default 600000).
 	RequestInputTimeoutMs int64 `json:"requestInputTimeoutMs,omitempty"`
-	// Trace is a file (outside the vault) the run's events are written to
-	// as JSON lines.
+	// Trace is a file outside the vault (symbolic links resolved) the
+	// run's events are appended to as JSON lines; an existing file that is
+	// not a trace is refused, never overwritten.
 	Trace string `json:"trace,omitempty"`
 	// Excludes are vault folders or glob patterns to skip (initialize only).
 	Excludes []string `json:"excludes,omitempty"`
