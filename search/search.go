@@ -11,6 +11,8 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 const (
@@ -42,6 +44,10 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		}
 	}
 	filters, none := ix.requestFilters(req)
+	excluded, err := ix.excluded(req.Excludes)
+	if err != nil {
+		return nil, err
+	}
 	if none {
 		return &Results{Results: []Result{}, TookMs: float64(time.Since(start).Microseconds()) / 1000}, nil
 	}
@@ -61,7 +67,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 			return nil, err
 		}
 	}
-	res, c, err := ix.run(ctx, root, filters, limit, compileMode{})
+	res, c, err := ix.run(ctx, root, filters, limit, compileMode{excluded: excluded})
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +75,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		return nil, fmt.Errorf("%w: %q has no word to search for, only stop words (the, how, ...), punctuation or strings too long to be words; add a word that says what to look for", ErrEmptyQuery, truncateQuery(req.Query))
 	}
 	if res.Total == 0 && root != nil {
-		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true})
+		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true, excluded: excluded})
 		if err == nil && fc.fuzzed && fres.Total > 0 {
 			res, c = fres, fc
 			res.Fuzzy = true
@@ -104,8 +110,34 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 	return res, nil
 }
 
-// compileMode selects a fallback compile of the query.
-type compileMode struct{ fuzzy bool }
+// compileMode selects a fallback compile of the query; excluded are the
+// notes the request leaves out.
+type compileMode struct {
+	fuzzy    bool
+	excluded []string
+}
+
+// excluded lists the notes whose paths match the request's exclude
+// patterns. A bad pattern is a *QueryError.
+func (ix *Index) excluded(patterns []string) ([]string, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	ex, err := vault.CompileExcludes(patterns)
+	if err != nil {
+		return nil, &QueryError{Pos: 1, Msg: err.Error()}
+	}
+	var ids []string
+	ix.mu.RLock()
+	for id := range ix.meta {
+		if ex.Match(id) {
+			ids = append(ids, id)
+		}
+	}
+	ix.mu.RUnlock()
+	sort.Strings(ids)
+	return ids, nil
+}
 
 // maxFilters bounds the phrases, tags, paths and files of one query: each
 // is a query of its own, and a pasted document must not stall the index.
@@ -171,6 +203,9 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 		b.AddMust(main.q)
 	} else if main.q != nil {
 		filters = append([]query.Query{main.q}, filters...)
+	}
+	if len(mode.excluded) > 0 {
+		b.AddMustNot(query.NewDocIDQuery(mode.excluded))
 	}
 	switch len(filters) {
 	case 0:

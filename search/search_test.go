@@ -375,3 +375,39 @@ func TestHugeQueries(t *testing.T) {
 		t.Errorf("%d phrases: %v, want a clear ErrBadQuery", maxFilters+1, err)
 	}
 }
+
+// Request.Excludes leaves notes out of one search, with or without a
+// query, and the index keeps them; a bad pattern is a query error.
+func TestSearchExcludes(t *testing.T) {
+	ix := openIndex(t, writeVault(t, smallVault), "")
+	paths := func(req Request) []string {
+		t.Helper()
+		res, err := ix.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range res.Results {
+			out = append(out, r.Path)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		req  Request
+		want []string
+	}{
+		{Request{Query: "starter", Excludes: []string{"recipes/**"}}, []string{"journal/2024-03-01.md"}},
+		{Request{Query: "starter", Excludes: []string{"Sourdough*.md", "journal/"}}, []string{"recipes/Rye Crackers.md"}},
+		{Request{Folders: []string{"projects"}, Excludes: []string{"Beta/"}}, []string{"projects/Alpha/Plan.md"}},
+	} {
+		if got := paths(tt.req); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%+v: %v, want %v", tt.req, got, tt.want)
+		}
+	}
+	if got := paths(Request{Query: "starter"}); len(got) != 3 || ix.Count() != 9 {
+		t.Errorf("after searches with excludes: %v, %d notes in the index", got, ix.Count())
+	}
+	if _, err := ix.Search(context.Background(), Request{Query: "x", Excludes: []string{"[bad"}}); !errors.Is(err, ErrBadQuery) {
+		t.Errorf("a bad pattern: %v", err)
+	}
+}

@@ -164,6 +164,7 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		if s.indexPath, err = s.env.DefaultIndexPath(s.vault.Root()); err != nil {
 			return nil, &OpenError{Part: PartIndex, Err: err}
 		}
+		s.indexPath += excludesSuffix(s.settings)
 	}
 	s.index, err = search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
 	if errors.Is(err, search.ErrLocked) && opts.PrivateIndexIfLocked {

@@ -377,3 +377,33 @@ func TestTraceStaysOutOfTheVault(t *testing.T) {
 		t.Errorf("a file that is not a trace was changed: %q", b)
 	}
 }
+
+// A vault opened with excludes keeps a default index of its own: the
+// shared one, which holds every note, is never rewritten without them.
+func TestExcludesKeepTheirOwnIndex(t *testing.T) {
+	dir := fixture.Copy(t)
+	env := &Env{CacheDir: t.TempDir()}
+	shared, err := env.DefaultIndexPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	for _, tt := range []struct {
+		s    Settings
+		same bool
+	}{
+		{Settings{}, true},
+		{Settings{Excludes: []string{" "}}, true},
+		{Settings{Excludes: []string{"recipes/**"}}, false},
+		{Settings{ObsidianExcludes: &off}, false},
+	} {
+		s, err := Open(context.Background(), Options{Vault: dir, Env: env, Settings: tt.s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if (s.IndexPath() == shared) != tt.same {
+			t.Errorf("%+v: index %s, shared %s", tt.s, s.IndexPath(), shared)
+		}
+	}
+}

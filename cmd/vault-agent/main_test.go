@@ -43,8 +43,15 @@ type result struct {
 
 func runCLI(t *testing.T, args ...string) result {
 	t.Helper()
+	return runCLIWithCache(t, t.TempDir(), args...)
+}
+
+// runCLIWithCache runs the command with cache as the user cache dir, where
+// the default index lives.
+func runCLIWithCache(t *testing.T, cache string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=", "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=", "XDG_CACHE_HOME="+cache)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -302,5 +309,37 @@ func TestAskTraceNeverInTheVault(t *testing.T) {
 	}
 	if r := runCLI(t, "replay", trace, "--vault", vaultDir); r.code != 0 || !strings.HasPrefix(r.stdout, "identical") {
 		t.Fatalf("replay: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// search --exclude filters one search: the shared index keeps the
+// excluded notes, so the next command re-indexes nothing. Other commands
+// given --exclude keep an index of their own.
+func TestSearchExcludeKeepsTheSharedIndex(t *testing.T) {
+	cache := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		r := runCLIWithCache(t, cache, append([]string{args[0], "--vault", fixture}, args[1:]...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	unchanged := func() {
+		t.Helper()
+		var sum struct{ Added, Removed, Updated int }
+		if out := run("index", "--json"); json.Unmarshal([]byte(out), &sum) != nil || sum.Added+sum.Removed+sum.Updated != 0 {
+			t.Fatalf("the shared index changed: %s", out)
+		}
+	}
+	run("index")
+	if out := run("search", "--json", "--exclude", "recipes/**", "sourdough"); strings.Contains(out, "recipes/") {
+		t.Errorf("search --exclude found an excluded note:\n%s", out)
+	}
+	unchanged()
+	run("index", "--exclude", "recipes/**")
+	unchanged()
+	if out := run("search", "sourdough"); !strings.Contains(out, "recipes/Sourdough Starter.md") {
+		t.Errorf("a plain search lost the excluded notes:\n%s", out)
 	}
 }

@@ -49,7 +49,9 @@ Misspelt words of 4+ letters also match their likely spelling (the first letter 
 			if limit < 1 || limit > 100 {
 				return usageError(cmd, "--limit must be between 1 and 100, got %d", limit)
 			}
-			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders}
+			// --exclude filters this search; the shared index keeps every note.
+			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders, Excludes: vf.excludes}
+			vf.excludes = nil
 			var err error
 			if req.From, err = parseDate(since); err != nil {
 				return usageError(cmd, "--since: %v", err)
