@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -29,14 +30,21 @@ const (
 // Results.Fuzzy that a misspelt word was matched by a correction (when
 // nothing matches at all, the query is retried correcting every word of 4+
 // letters). A query with no word to search for (only stop words or
-// punctuation) and no filter is ErrEmptyQuery; one with more than
-// maxFilters phrases and filters is a *QueryError.
+// punctuation) and no filter is ErrEmptyQuery; one over MaxQueryBytes or
+// MaxQueryTerms is a *QueryLimitError; one with more than maxFilters
+// phrases and filters is a *QueryError.
 func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 	start := time.Now()
+	if err := CheckQuerySize(req.Query); err != nil {
+		return nil, err
+	}
 	var root Node
+	emptyErr := ErrEmptyQuery
 	if strings.TrimSpace(req.Query) != "" {
 		q, err := ParseQuery(req.Query)
-		if err != nil && err != ErrEmptyQuery {
+		if errors.Is(err, ErrEmptyQuery) {
+			emptyErr = err
+		} else if err != nil {
 			return nil, err
 		}
 		if q != nil {
@@ -52,7 +60,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		return &Results{Results: []Result{}, TookMs: float64(time.Since(start).Microseconds()) / 1000}, nil
 	}
 	if root == nil && len(filters) == 0 {
-		return nil, ErrEmptyQuery
+		return nil, emptyErr
 	}
 	limit := req.Limit
 	if limit <= 0 {

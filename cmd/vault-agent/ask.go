@@ -63,14 +63,20 @@ func newAskCmd(g *globalFlags) *cobra.Command {
 		Short: "Ask the agent a question about your notes",
 		Long: `Ask the agent a question about your notes. It searches the vault, reads the most relevant notes
 and answers with [[note]] citations. Reasoning steps are printed to stderr as they happen, the
-answer to stdout. With no API key the offline extractive model answers by quoting your notes.`,
+answer to stdout. With no API key the offline extractive model answers by quoting your notes.
+
+Flags go before the question: from its first word on, every argument is the question's text,
+dashes included. Quote the question when it holds characters the shell treats specially (? * #).`,
 		Example: `  vault-agent ask --vault testdata/vault "how do I keep a sourdough starter alive?"
   vault-agent ask --vault ~/Notes --planner "compare what I wrote about Postgres and SQLite"
   OPENAI_API_KEY=... vault-agent ask --vault ~/Notes --model gpt-4o-mini "what did I do last week?"
   vault-agent ask --vault ~/Notes --provider openai --base-url http://localhost:11434/v1 --model llama3.1 "..."`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			question := strings.TrimSpace(strings.Join(args, " "))
+			question, err := queryText(cmd, args)
+			if err != nil {
+				return err
+			}
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
@@ -141,6 +147,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			}
 		},
 	}
+	cmd.Flags().SetInterspersed(false)
 	vf.add(cmd)
 	mf.add(cmd)
 	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "agent loop: react, roa (reason-act-observe), par (plan-act-reflect) or staged")

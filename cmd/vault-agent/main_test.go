@@ -89,6 +89,12 @@ func TestUsageErrors(t *testing.T) {
 		{"mcp unknown provider", []string{"mcp", "--vault", fixture, "--provider", "magic"}, 2, "magic"},
 		{"mcp vault does not exist", []string{"mcp", "--vault", "/no/such/vault"}, 1, "/no/such/vault"},
 		{"unknown command", []string{"frobnicate"}, 1, "unknown command"},
+		{"reversed dates", []string{"search", "--vault", fixture, "--since", "2026-03-12", "--until", "2026-03-01", "x"}, 2, "swap them"},
+		{"only OR", []string{"search", "--vault", fixture, "OR"}, 2, "OR joins two things"},
+		{"query too long", []string{"search", "--vault", fixture, strings.Repeat("x", 4097)}, 2, "query too large: 4097 bytes, at most 4096"},
+		{"too many words", []string{"search", "--vault", fixture, strings.Repeat("word ", 65)}, 2, "query too large: 65 words, at most 64"},
+		{"flag after the query", []string{"search", "--vault", fixture, "sourdough", "--limit", "3"}, 2, `"--limit" after "sourdough" would be taken as text`},
+		{"flag after the question", []string{"ask", "--vault", fixture, "sourdough", "--planner"}, 2, `"--planner" after "sourdough" would be taken as text`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -341,5 +347,31 @@ func TestSearchExcludeKeepsTheSharedIndex(t *testing.T) {
 	unchanged()
 	if out := run("search", "sourdough"); !strings.Contains(out, "recipes/Sourdough Starter.md") {
 		t.Errorf("a plain search lost the excluded notes:\n%s", out)
+	}
+}
+
+// Search arguments after the first word of the query are query text, a
+// "-term" among them; filters alone list notes, newest first.
+func TestSearchQueryWordsAndFilters(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "idx")
+	r := runCLI(t, "search", "--vault", fixture, "--index", idx, "sourdough", "-starter")
+	if r.code != 0 || strings.Contains(r.stdout, "Sourdough Starter.md") || !strings.Contains(r.stdout, "matching notes") {
+		t.Errorf("sourdough -starter: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "search", "--vault", fixture, "--index", idx, "--json", "--since", "2026-03-10", "--until", "2026-03-12", "")
+	var res struct {
+		Results []struct{ Path string } `json:"results"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || len(res.Results) == 0 {
+		t.Fatalf("filters only: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !slices.ContainsFunc(res.Results, func(x struct{ Path string }) bool { return x.Path == "journal/2026-03-12.md" }) {
+		t.Errorf("filters only: %v lacks journal/2026-03-12.md", res.Results)
+	}
+	r = runCLI(t, "search", "--help")
+	for _, want := range []string{"Flags go before the query", "single quotes", "4096 bytes and 64 words"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("search --help does not say %q", want)
+		}
 	}
 }
