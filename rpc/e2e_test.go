@@ -3,8 +3,8 @@ package rpc_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
