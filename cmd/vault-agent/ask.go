@@ -96,8 +96,17 @@ dashes included. Quote the question when it holds characters the shell treats sp
 
 			out := cmd.OutOrStdout()
 			var sink agent.Sink
-			var obs *reasoning.Observer
 			var mu sync.Mutex
+			// On a terminal the answer streams as it is written; piped output
+			// gets only the final answer, once.
+			stream := !asJSON && term.IsTerminal(int(os.Stdout.Fd()))
+			lines := &terminalLines{out: out, err: os.Stderr}
+			if stream && term.IsTerminal(int(os.Stderr.Fd())) {
+				// One screen: a step or "Thought for" on stderr starts
+				// on a line of its own, after the answer streamed so far.
+				lines.shared = true
+			}
+			var streamed strings.Builder
 			if asJSON {
 				enc := json.NewEncoder(out)
 				sink = agent.SinkFunc(func(ev agent.Event) {
@@ -109,20 +118,7 @@ dashes included. Quote the question when it holds characters the shell treats sp
 					_ = enc.Encode(map[string]any{"type": "event", "event": ev})
 				})
 			} else {
-				lp := reasoning.NewLinePrinter(os.Stderr)
-				obs = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
-				sink = obs
-			}
-			// On a terminal the answer streams as it is written; piped output
-			// gets only the final answer, once.
-			var streamed strings.Builder
-			if !asJSON && term.IsTerminal(int(os.Stdout.Fd())) {
-				sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
-					if p, ok := ev.Payload.(agent.TextPayload); ok && ev.EventType == agent.EventAnswerDelta {
-						fmt.Fprint(out, p.Text)
-						streamed.WriteString(p.Text)
-					}
-				}))
+				sink = stepSink(lines, planner, stream, &streamed)
 			}
 			res, err := svc.Run(cmd.Context(), service.RunRequest{Message: question}, sink)
 			if err != nil {
@@ -135,7 +131,7 @@ dashes included. Quote the question when it holds characters the shell treats sp
 					return err
 				}
 			} else {
-				printAnswer(out, streamed.String(), res.Answer)
+				printAnswer(lines.stdout(), streamed.String(), res.Answer, lines.endLine)
 			}
 			switch res.StopReason {
 			case agent.StopFinalAnswer, agent.StopAwaitUserInput:
@@ -172,17 +168,87 @@ func checkRunFlags(cmd *cobra.Command, run service.Settings) error {
 	return nil
 }
 
+// stepSink prints the run's steps and "Thought for" on stderr and, when
+// stream, the answer as it is written on stdout, collected in streamed.
+func stepSink(lines *terminalLines, planner, stream bool, streamed *strings.Builder) agent.Sink {
+	lp := reasoning.NewLinePrinter(lines.stderr())
+	var sink agent.Sink = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
+	if stream {
+		out := lines.stdout()
+		sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
+			if p, ok := ev.Payload.(agent.TextPayload); ok && ev.EventType == agent.EventAnswerDelta {
+				fmt.Fprint(out, p.Text)
+				streamed.WriteString(p.Text)
+			}
+		}))
+	}
+	return sink
+}
+
+// terminalLines writes the answer (stdout) and the steps (stderr). When
+// both are one terminal (shared), what goes to stderr starts on a line of
+// its own: a streamed answer is not left with "Thought for 0s" glued to
+// its last line.
+type terminalLines struct {
+	out, err io.Writer
+	shared   bool
+
+	mu      sync.Mutex // guards midLine and orders the writes
+	midLine bool       // stdout's last byte is not a newline
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func (l *terminalLines) stdout() io.Writer {
+	return writerFunc(func(b []byte) (int, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if len(b) > 0 {
+			l.midLine = b[len(b)-1] != '\n'
+		}
+		return l.out.Write(b)
+	})
+}
+
+func (l *terminalLines) stderr() io.Writer {
+	return writerFunc(func(b []byte) (int, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.shared && l.midLine {
+			l.midLine = false
+			if _, err := l.out.Write([]byte{'\n'}); err != nil {
+				return 0, err
+			}
+		}
+		return l.err.Write(b)
+	})
+}
+
+// endLine ends stdout's line unless it is already ended.
+func (l *terminalLines) endLine() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.midLine {
+		l.midLine = false
+		_, _ = l.out.Write([]byte{'\n'})
+	}
+}
+
 // printAnswer ends the answer on stdout. When the answer was streamed and
-// the final one is the same text, only the newline is missing; when the
-// stream was partial or withdrawn, the final answer follows in full.
-func printAnswer(w io.Writer, streamed, answer string) {
+// the final one is the same text, only the end of its line may be
+// missing; when the stream was partial or withdrawn, the final answer
+// follows in full after a blank line.
+func printAnswer(w io.Writer, streamed, answer string, endLine func()) {
 	answer = strings.TrimSpace(answer)
 	switch {
 	case streamed == "":
 		fmt.Fprintln(w, answer)
 	case strings.TrimSpace(streamed) == answer:
-		fmt.Fprintln(w)
+		endLine()
 	default:
-		fmt.Fprintf(w, "\n\n%s\n", answer)
+		endLine()
+		fmt.Fprintf(w, "\n%s\n", answer)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vault-agent/vault-agent/agent"
 	fx "github.com/vault-agent/vault-agent/internal/fixture"
 )
 
@@ -230,15 +232,39 @@ func TestHelpAndVersion(t *testing.T) {
 func TestPrintAnswer(t *testing.T) {
 	tests := []struct{ streamed, answer, want string }{
 		{"", "The answer.", "The answer.\n"},
-		{"The answer.", "The answer.", "\n"},
-		{"A preamble that was withdrawn", "The answer.", "\n\nThe answer.\n"},
+		{"The answer.", "The answer.", "The answer.\n"},
+		{"The answer.\n", "The answer.", "The answer.\n"},
+		{"A preamble that was withdrawn", "The answer.", "A preamble that was withdrawn\n\nThe answer.\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		printAnswer(&b, tt.streamed, tt.answer)
+		l := &terminalLines{out: &b, err: io.Discard}
+		fmt.Fprint(l.stdout(), tt.streamed)
+		printAnswer(l.stdout(), tt.streamed, tt.answer, l.endLine)
 		if b.String() != tt.want {
 			t.Errorf("printAnswer(%q, %q) = %q, want %q", tt.streamed, tt.answer, b.String(), tt.want)
 		}
+	}
+}
+
+// On a terminal, the answer streamed on stdout and the steps and "Thought
+// for" on stderr share the screen: each starts on a line of its own.
+func TestAskTerminalLines(t *testing.T) {
+	var screen bytes.Buffer
+	l := &terminalLines{out: &screen, err: &screen, shared: true}
+	var streamed strings.Builder
+	sink := stepSink(l, false, true, &streamed)
+	ev := func(typ string, p agent.Payload) agent.Event {
+		return agent.Event{EventType: typ, RunID: "r", Payload: p}
+	}
+	answer := "From your notes: feed it.\n\nSources: [[Sourdough Starter]]"
+	sink.Emit(ev(agent.EventRunStarted, agent.RunStartedPayload{Goal: "starter"}))
+	sink.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "From your notes: feed it.\n\n"}))
+	sink.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "Sources: [[Sourdough Starter]]"}))
+	sink.Emit(ev(agent.EventRunTerminated, agent.RunTerminatedPayload{StopReason: agent.StopFinalAnswer, Answer: answer}))
+	printAnswer(l.stdout(), streamed.String(), answer, l.endLine)
+	if got := screen.String(); !strings.HasSuffix(got, "Sources: [[Sourdough Starter]]\nThought for 0s\n") {
+		t.Errorf("screen:\n%q", got)
 	}
 }
 
