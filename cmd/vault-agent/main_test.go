@@ -227,6 +227,17 @@ func TestHelpAndVersion(t *testing.T) {
 	if r = runCLI(t, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "vault-agent ") {
 		t.Errorf("version: %q", r.stdout)
 	}
+	if v := runCLI(t, "--version"); v.code != 0 || v.stdout != r.stdout {
+		t.Errorf("--version: exit %d, %q, want %q", v.code, v.stdout, r.stdout)
+	}
+	// --vault is required where it is, and said to be optional where not.
+	for cmd, required := range map[string]bool{"search": true, "ask": true, "index": true, "serve": false, "replay": false} {
+		r = runCLI(t, cmd, "--help")
+		line := regexp.MustCompile(`--vault string +(.*)`).FindStringSubmatch(r.stdout)
+		if line == nil || strings.Contains(line[1], "(required)") != required {
+			t.Errorf("%s --help: --vault %q, required %v", cmd, line, required)
+		}
+	}
 }
 
 func TestPrintAnswer(t *testing.T) {
@@ -399,5 +410,20 @@ func TestSearchQueryWordsAndFilters(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("search --help does not say %q", want)
 		}
+	}
+}
+
+// Without a terminal, progress is a line per 10%, the last one once even
+// when the indexer reports the end twice.
+func TestProgressLines(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b, lastPct: -1}
+	for done := 0; done <= 300; done += 30 {
+		p.update(done, 300)
+	}
+	p.update(300, 300)
+	p.finish()
+	if n := strings.Count(b.String(), "indexing: 300/300 notes (100%)"); n != 1 || strings.Count(b.String(), "\n") != 10 {
+		t.Errorf("progress:\n%s", b.String())
 	}
 }
