@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -32,10 +33,17 @@ const (
 // letters). A query with no word to search for (only stop words or
 // punctuation) and no filter is ErrEmptyQuery; one over MaxQueryBytes or
 // MaxQueryTerms is a *QueryLimitError; one with more than maxFilters
-// phrases and filters is a *QueryError.
-func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
+// phrases and filters is a *QueryError. A search that finds the index
+// damaged (bleve panics on damaged bytes) returns ErrCorrupt and the index
+// is rebuilt from the vault in the background.
+func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, ix.searchPanicked(r, string(debug.Stack()))
+		}
+	}()
 	start := time.Now()
-	if err := CheckQuerySize(req.Query); err != nil {
+	if err = CheckQuerySize(req.Query); err != nil {
 		return nil, err
 	}
 	var root Node
@@ -238,6 +246,9 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	defer ix.idxMu.RUnlock()
 	if ix.idx == nil {
 		return nil, nil, ErrClosed
+	}
+	if ix.testBeforeSearch != nil {
+		ix.testBeforeSearch()
 	}
 	sres, err := ix.idx.SearchInContext(ctx, sr)
 	if err != nil {
