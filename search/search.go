@@ -235,7 +235,12 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 		size = max(limit, proxCandidates) // re-scored for proximity below
 	}
 	sr := bleve.NewSearchRequestOptions(b, size, 0, false)
-	if !main.scoring {
+	if main.scoring {
+		// Ties by path, not by bleve's internal document numbers, which
+		// change when segments merge: the same notes give the same order
+		// whatever the index's history.
+		sr.SortBy([]string{"-_score", "_id"})
+	} else {
 		// Nothing to rank by: newest first. Sorting all matches by their
 		// mtime from the metadata cache is about twice as fast as bleve
 		// sorting on doc values.
