@@ -46,7 +46,7 @@ func BenchmarkTraceOverhead(b *testing.B) {
 		var tw *TraceWriter
 		if trace {
 			var err error
-			if tw, err = CreateTrace(filepath.Join(dir, fmt.Sprintf("t%d.jsonl", i%4))); err != nil {
+			if tw, err = OpenTrace(filepath.Join(dir, fmt.Sprintf("t%d.jsonl", i%4))); err != nil {
 				b.Fatal(err)
 			}
 			sink = Tee(sink, tw)

@@ -19,7 +19,7 @@ import (
 
 // SearchInput are search_notes' arguments.
 type SearchInput struct {
-	Query   string   `json:"query" jsonschema:"what to look for, in the query language of the tool description; may be empty when filters are given"`
+	Query   string   `json:"query" jsonschema:"what to look for, in the query language of the tool description; may be empty when filters are given; at most 4096 bytes and 64 words"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"how many notes to return: 1 to 50, default 10"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"only notes with any of these tags, nested tags included, e.g. [\"project\"]"`
 	Folders []string `json:"folders,omitempty" jsonschema:"only notes under any of these folders, e.g. [\"journal\"]"`

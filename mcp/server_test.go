@@ -198,6 +198,16 @@ func TestSearchNotes(t *testing.T) {
 			t.Error("a negative limit should mean the default")
 		}
 	})
+	t.Run("query too large", func(t *testing.T) {
+		for q, want := range map[string]string{
+			strings.Repeat("x", search.MaxQueryBytes+1): "at most 4096",
+			strings.Repeat("word ", 65):                 "65 words, at most 64",
+		} {
+			if msg := e.toolError(t, "search_notes", map[string]any{"query": q}); !strings.Contains(msg, "query too large") || !strings.Contains(msg, want) {
+				t.Errorf("tool error %q, want %q", msg, want)
+			}
+		}
+	})
 }
 
 // TestSearchResultSize holds search_notes to its token budget: ten hits in

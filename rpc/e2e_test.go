@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -259,6 +260,9 @@ func TestSearch(t *testing.T) {
 		{"timeRange reversed", map[string]any{"query": "x", "timeRange": map[string]any{"startTime": 2000, "endTime": 1000}}, []string{"timeRange"}},
 		{"empty query", map[string]any{"query": "  "}, []string{"vault/search"}},
 		{"bad query", map[string]any{"query": `tag:`}, []string{"vault/search", "tag"}},
+		{"only OR", map[string]any{"query": "OR"}, []string{"OR joins two things"}},
+		{"query too long", map[string]any{"query": strings.Repeat("x", search.MaxQueryBytes+1)}, []string{"query too large", "at most 4096"}},
+		{"too many words", map[string]any{"query": strings.Repeat("word ", search.MaxQueryTerms+1)}, []string{"query too large", "65 words, at most 64"}},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -855,5 +859,16 @@ func TestInitializeWithRootURI(t *testing.T) {
 		if err := s.Call(ctxT(t), "vault/status", nil, &st); err != nil || st.Notes == 0 {
 			t.Errorf("%v: status %+v, %v", params, st, err)
 		}
+	}
+}
+
+// PROTOCOL.md states the query limits the search package enforces.
+func TestQueryLimitsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("at most %d bytes and %d words", search.MaxQueryBytes, search.MaxQueryTerms); !strings.Contains(string(b), want) {
+		t.Errorf("PROTOCOL.md does not say %q", want)
 	}
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrLocked is returned by Open when another process holds the index.
@@ -35,3 +36,53 @@ func (e *QueryError) Error() string {
 
 // Is makes errors.Is(err, ErrBadQuery) true for query syntax errors.
 func (e *QueryError) Is(target error) bool { return target == ErrBadQuery }
+
+// Limits on one query string: a longer query, or one of more words, is
+// refused with a *QueryLimitError. They bound the memory a search takes
+// (each word costs the analysis, lookups and scoring state of a term);
+// a question or a pasted sentence fits well within them.
+const (
+	MaxQueryBytes = 4096
+	MaxQueryTerms = 64
+)
+
+// ErrQueryTooLarge is matched (errors.Is) by every *QueryLimitError.
+var ErrQueryTooLarge = errors.New("query too large")
+
+// QueryLimitError is a query over MaxQueryBytes or MaxQueryTerms. It is
+// also a bad query (errors.Is(err, ErrBadQuery)): the front-ends answer it
+// as an invalid argument.
+type QueryLimitError struct {
+	Bytes, Terms int
+}
+
+func (e *QueryLimitError) Error() string {
+	if e.Bytes > MaxQueryBytes {
+		return fmt.Sprintf("query too large: %d bytes, at most %d (and %d words); search for fewer, more telling words", e.Bytes, MaxQueryBytes, MaxQueryTerms)
+	}
+	return fmt.Sprintf("query too large: %d words, at most %d (and %d bytes); search for fewer, more telling words", e.Terms, MaxQueryTerms, MaxQueryBytes)
+}
+
+// Is makes errors.Is true for ErrQueryTooLarge and ErrBadQuery.
+func (e *QueryLimitError) Is(target error) bool {
+	return target == ErrQueryTooLarge || target == ErrBadQuery
+}
+
+// CheckQuerySize returns a *QueryLimitError for a query over the limits
+// (MaxQueryBytes, MaxQueryTerms: words are what whitespace separates, OR
+// aside), else nil. Search and ParseQuery call it first.
+func CheckQuerySize(q string) error {
+	if len(q) > MaxQueryBytes {
+		return &QueryLimitError{Bytes: len(q)}
+	}
+	terms := 0
+	for _, w := range strings.Fields(q) {
+		if w != "OR" {
+			terms++
+		}
+	}
+	if terms > MaxQueryTerms {
+		return &QueryLimitError{Bytes: len(q), Terms: terms}
+	}
+	return nil
+}

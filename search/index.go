@@ -99,7 +99,10 @@ type Index struct {
 
 	// writeMu serializes everything that writes to the index.
 	writeMu       sync.Mutex
-	pendingReason string // set by Open: the next Sync rebuilds, saying why
+	pendingReason string                        // set by Open: the next Sync rebuilds, saying why
+	corrupt       bool                          // the index on disk is damaged: moved aside, not removed
+	rebuilding    atomic.Bool                   // a search found damage and a rebuild runs
+	rebuildDone   atomic.Pointer[chan struct{}] // closed when that rebuild ends
 	lastPersist   chan error
 
 	// mu guards the metadata cache.
@@ -124,6 +127,10 @@ type Index struct {
 	subsMu sync.Mutex
 	subs   map[int]chan struct{}
 	nextID int
+
+	// testBeforeSearch, set by tests only, runs before each bleve search:
+	// a fault there is one in bleve's reading of the index.
+	testBeforeSearch func()
 
 	closeOnce   sync.Once
 	closed      chan struct{}
@@ -307,13 +314,19 @@ func (ix *Index) openExisting() (idx bleve.Index, state []*NoteMeta, why string,
 				idx.Close()
 			}
 			idx, state, why, err = nil, nil, fmt.Sprintf("index is corrupt (panic while opening: %v)", r), nil
+			ix.corrupt = true
 		}
 	}()
+	if why := ix.verifySegments(); why != "" {
+		ix.corrupt = true
+		return nil, nil, why, nil
+	}
 	idx, oerr := bleve.OpenUsing(ix.path, ix.runtimeConfig())
 	if oerr != nil {
 		if errors.Is(oerr, bolt.ErrTimeout) {
 			return nil, nil, "", fmt.Errorf("open index %s: %w", ix.path, ErrLocked)
 		}
+		ix.corrupt = true
 		return nil, nil, "index is corrupt or unreadable: " + oerr.Error(), nil
 	}
 	stamp, gerr := idx.GetInternal(keySchema)
@@ -348,16 +361,23 @@ func (ix *Index) openExisting() (idx bleve.Index, state []*NoteMeta, why string,
 	// on the first real search.
 	probe := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 1, 0, false)
 	if _, serr := idx.Search(probe); serr != nil {
+		ix.corrupt = true
 		return idx, nil, "index is corrupt: " + serr.Error(), nil
 	}
 	return idx, state, "", nil
 }
 
-// create makes a fresh, empty index, removing bleve's files first.
+// create makes a fresh, empty index, removing bleve's files first (or
+// moving them aside, when they are damaged).
 func (ix *Index) create() error {
-	if err := ix.removeIndexFiles(); err != nil {
+	if ix.corrupt && ix.path != "" {
+		if err := ix.moveAside(); err != nil {
+			return err
+		}
+	} else if err := ix.removeIndexFiles(); err != nil {
 		return err
 	}
+	ix.corrupt = false
 	idx, err := bleve.NewUsing(ix.path, ix.m, scorch.Name, scorch.Name, ix.runtimeConfig())
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {

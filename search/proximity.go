@@ -114,7 +114,16 @@ func proximityRerank(ctx context.Context, r index.IndexReader, hits bsearch.Docu
 	for c, cd := range cands {
 		cd.hit.Score += bonus[c]
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	sort.Slice(hits, func(i, j int) bool { return byScoreThenID(hits[i], hits[j]) })
+}
+
+// byScoreThenID orders hits by score, ties by path: an order that does not
+// depend on where the notes sit in the index's segments.
+func byScoreThenID(a, b *bsearch.DocumentMatch) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.ID < b.ID
 }
 
 // pairBonus sums, over pairs of terms both present, the proximity bonus of

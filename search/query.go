@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -246,9 +247,13 @@ func (p *parser) next() token {
 }
 
 // ParseQuery parses s in the query language described at the top of this
-// file. It returns ErrEmptyQuery when s holds nothing to search for, and a
+// file. It returns ErrEmptyQuery when s holds nothing to search for, a
+// *QueryLimitError for a query over MaxQueryBytes or MaxQueryTerms, and a
 // *QueryError for syntax it cannot make sense of.
 func ParseQuery(s string) (*Query, error) {
+	if err := CheckQuerySize(s); err != nil {
+		return nil, err
+	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
@@ -273,6 +278,12 @@ func ParseQuery(s string) (*Query, error) {
 	}
 	root := simplifyAnd(items)
 	if root == nil {
+		for _, t := range toks {
+			if t.kind == tkOr {
+				return nil, fmt.Errorf("%w: OR joins two things to search for, as in bread OR pizza, and %q has nothing for it to join",
+					ErrEmptyQuery, truncateQuery(s))
+			}
+		}
 		return nil, ErrEmptyQuery
 	}
 	return &Query{Root: root}, nil

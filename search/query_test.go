@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -106,4 +107,31 @@ func FuzzParseQuery(f *testing.F) {
 			_ = q.String()
 		}
 	})
+}
+
+// A query over the size limits is refused before any parsing, with an
+// error that is also a bad query; one at the limits is searched.
+func TestQueryLimits(t *testing.T) {
+	words := func(n int) string { return strings.TrimSpace(strings.Repeat("word ", n)) }
+	for _, tt := range []struct {
+		q    string
+		want string
+	}{
+		{strings.Repeat("x", MaxQueryBytes+1), "4097 bytes, at most 4096"},
+		{words(MaxQueryTerms + 1), "65 words, at most 64"},
+		{strings.Repeat("é", MaxQueryBytes), "8192 bytes"},
+	} {
+		_, err := ParseQuery(tt.q)
+		if !errors.Is(err, ErrQueryTooLarge) || !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseQuery(%.20q...) = %v, want %q", tt.q, err, tt.want)
+		}
+	}
+	for _, q := range []string{words(MaxQueryTerms), words(MaxQueryTerms) + strings.Repeat(" OR", 10), strings.Repeat("x", MaxQueryBytes)} {
+		if _, err := ParseQuery(q); err != nil {
+			t.Errorf("ParseQuery(%.20q...) = %v", q, err)
+		}
+	}
+	if _, err := ParseQuery("OR OR"); !errors.Is(err, ErrEmptyQuery) || !strings.Contains(err.Error(), "OR joins two things") {
+		t.Errorf("only OR: %v", err)
+	}
 }

@@ -2,7 +2,9 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 const (
@@ -28,14 +32,28 @@ const (
 // Results.Fuzzy that a misspelt word was matched by a correction (when
 // nothing matches at all, the query is retried correcting every word of 4+
 // letters). A query with no word to search for (only stop words or
-// punctuation) and no filter is ErrEmptyQuery; one with more than
-// maxFilters phrases and filters is a *QueryError.
-func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
+// punctuation) and no filter is ErrEmptyQuery; one over MaxQueryBytes or
+// MaxQueryTerms is a *QueryLimitError; one with more than maxFilters
+// phrases and filters is a *QueryError. A search that finds the index
+// damaged (bleve panics on damaged bytes) returns ErrCorrupt and the index
+// is rebuilt from the vault in the background.
+func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, ix.searchPanicked(r, string(debug.Stack()))
+		}
+	}()
 	start := time.Now()
+	if err = CheckQuerySize(req.Query); err != nil {
+		return nil, err
+	}
 	var root Node
+	emptyErr := ErrEmptyQuery
 	if strings.TrimSpace(req.Query) != "" {
 		q, err := ParseQuery(req.Query)
-		if err != nil && err != ErrEmptyQuery {
+		if errors.Is(err, ErrEmptyQuery) {
+			emptyErr = err
+		} else if err != nil {
 			return nil, err
 		}
 		if q != nil {
@@ -43,11 +61,15 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		}
 	}
 	filters, none := ix.requestFilters(req)
+	excluded, err := ix.excluded(req.Excludes)
+	if err != nil {
+		return nil, err
+	}
 	if none {
 		return &Results{Results: []Result{}, TookMs: float64(time.Since(start).Microseconds()) / 1000}, nil
 	}
 	if root == nil && len(filters) == 0 {
-		return nil, ErrEmptyQuery
+		return nil, emptyErr
 	}
 	limit := req.Limit
 	if limit <= 0 {
@@ -62,7 +84,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 			return nil, err
 		}
 	}
-	res, c, err := ix.run(ctx, root, filters, limit, compileMode{})
+	res, c, err := ix.run(ctx, root, filters, limit, compileMode{excluded: excluded})
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +92,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 		return nil, fmt.Errorf("%w: %q has no word to search for, only stop words (the, how, ...), punctuation or strings too long to be words; add a word that says what to look for", ErrEmptyQuery, truncateQuery(req.Query))
 	}
 	if res.Total == 0 && root != nil {
-		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true})
+		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true, excluded: excluded})
 		if err == nil && fc.fuzzed && fres.Total > 0 {
 			res, c = fres, fc
 			res.Fuzzy = true
@@ -105,8 +127,34 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Results, error) {
 	return res, nil
 }
 
-// compileMode selects a fallback compile of the query.
-type compileMode struct{ fuzzy bool }
+// compileMode selects a fallback compile of the query; excluded are the
+// notes the request leaves out.
+type compileMode struct {
+	fuzzy    bool
+	excluded []string
+}
+
+// excluded lists the notes whose paths match the request's exclude
+// patterns. A bad pattern is a *QueryError.
+func (ix *Index) excluded(patterns []string) ([]string, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	ex, err := vault.CompileExcludes(patterns)
+	if err != nil {
+		return nil, &QueryError{Pos: 1, Msg: err.Error()}
+	}
+	var ids []string
+	ix.mu.RLock()
+	for id := range ix.meta {
+		if ex.Match(id) {
+			ids = append(ids, id)
+		}
+	}
+	ix.mu.RUnlock()
+	sort.Strings(ids)
+	return ids, nil
+}
 
 // maxFilters bounds the phrases, tags, paths and files of one query: each
 // is a query of its own, and a pasted document must not stall the index.
@@ -173,6 +221,9 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	} else if main.q != nil {
 		filters = append([]query.Query{main.q}, filters...)
 	}
+	if len(mode.excluded) > 0 {
+		b.AddMustNot(query.NewDocIDQuery(mode.excluded))
+	}
 	switch len(filters) {
 	case 0:
 	case 1:
@@ -185,7 +236,12 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 		size = max(limit, proxCandidates) // re-scored for proximity below
 	}
 	sr := bleve.NewSearchRequestOptions(b, size, 0, false)
-	if !main.scoring {
+	if main.scoring {
+		// Ties by path, not by bleve's internal document numbers, which
+		// change when segments merge: the same notes give the same order
+		// whatever the index's history.
+		sr.SortBy([]string{"-_score", "_id"})
+	} else {
 		// Nothing to rank by: newest first. Sorting all matches by their
 		// mtime from the metadata cache is about twice as fast as bleve
 		// sorting on doc values.
@@ -196,6 +252,9 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	defer ix.idxMu.RUnlock()
 	if ix.idx == nil {
 		return nil, nil, ErrClosed
+	}
+	if ix.testBeforeSearch != nil {
+		ix.testBeforeSearch()
 	}
 	sres, err := ix.idx.SearchInContext(ctx, sr)
 	if err != nil {

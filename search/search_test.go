@@ -354,24 +354,69 @@ func TestHugeQueries(t *testing.T) {
 		distinct = append(distinct, fmt.Sprintf("word%03d", i))
 	}
 	distinct[250] = "sourdough"
+	// A pasted page is refused with a clear error (MaxQueryBytes,
+	// MaxQueryTerms), not searched for.
 	for name, q := range map[string]string{
 		"10 KB of one word":   strings.Repeat("starter ", 1250),
 		"500 distinct words":  strings.Join(distinct, " "),
 		"500 words joined OR": strings.Join(distinct, " OR "),
 	} {
-		res, err := ix.Search(context.Background(), Request{Query: q})
-		if err != nil || len(res.Results) == 0 {
-			t.Errorf("%s: %v, %v; want results", name, res, err)
+		if _, err := ix.Search(context.Background(), Request{Query: q}); !errors.Is(err, ErrQueryTooLarge) || !errors.Is(err, ErrBadQuery) {
+			t.Errorf("%s: %v, want ErrQueryTooLarge", name, err)
 		}
 	}
-	// Only the most distinctive words are searched for; the rest cannot
-	// slow the search down.
+	// Within the limits: only the most distinctive words are searched for;
+	// the rest cannot slow the search down.
+	if res := search(t, ix, Request{Query: strings.Join(distinct[220:284], " ")}); len(res.Results) == 0 {
+		t.Error("64 words, one of them in a note: no results")
+	}
 	rq := ix.newRankQuery(strings.Fields(strings.Join(distinct, " ")), false)
 	if len(rq.words) > maxQueryTokens {
 		t.Errorf("%d words kept of 500, want at most %d", len(rq.words), maxQueryTokens)
 	}
-	phrases := strings.Repeat(`"rye flour" `, maxFilters+1)
-	if _, err := ix.Search(context.Background(), Request{Query: phrases}); !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "too many") {
+	// More phrases and filters than maxFilters cannot pass the word limit;
+	// checkSize still bounds a parsed query on its own.
+	q, err := ParseQuery(strings.Repeat(`"rye" `, maxFilters))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSize(And{Items: []Node{q.Root, Phrase{Text: "flour"}}}); !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "too many") {
 		t.Errorf("%d phrases: %v, want a clear ErrBadQuery", maxFilters+1, err)
+	}
+}
+
+// Request.Excludes leaves notes out of one search, with or without a
+// query, and the index keeps them; a bad pattern is a query error.
+func TestSearchExcludes(t *testing.T) {
+	ix := openIndex(t, writeVault(t, smallVault), "")
+	paths := func(req Request) []string {
+		t.Helper()
+		res, err := ix.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range res.Results {
+			out = append(out, r.Path)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		req  Request
+		want []string
+	}{
+		{Request{Query: "starter", Excludes: []string{"recipes/**"}}, []string{"journal/2024-03-01.md"}},
+		{Request{Query: "starter", Excludes: []string{"Sourdough*.md", "journal/"}}, []string{"recipes/Rye Crackers.md"}},
+		{Request{Folders: []string{"projects"}, Excludes: []string{"Beta/"}}, []string{"projects/Alpha/Plan.md"}},
+	} {
+		if got := paths(tt.req); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%+v: %v, want %v", tt.req, got, tt.want)
+		}
+	}
+	if got := paths(Request{Query: "starter"}); len(got) != 3 || ix.Count() != 9 {
+		t.Errorf("after searches with excludes: %v, %d notes in the index", got, ix.Count())
+	}
+	if _, err := ix.Search(context.Background(), Request{Query: "x", Excludes: []string{"[bad"}}); !errors.Is(err, ErrBadQuery) {
+		t.Errorf("a bad pattern: %v", err)
 	}
 }

@@ -10,6 +10,10 @@ type Request struct {
 	Limit   int      `json:"limit,omitempty"`
 	Tags    []string `json:"tags,omitempty"`
 	Folders []string `json:"folders,omitempty"`
+	// Excludes leave out the notes whose paths match these glob patterns
+	// (vault.Options.Excludes syntax: "Archive/**", "drafts/"). They filter
+	// this search only; the index keeps every note.
+	Excludes []string `json:"excludes,omitempty"`
 	// From and To bound the note mtime; zero means open.
 	From time.Time `json:"-"`
 	To   time.Time `json:"-"`

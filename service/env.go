@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -81,4 +82,27 @@ func sanitizeName(s string) string {
 		s = "vault"
 	}
 	return s
+}
+
+// excludesSuffix tells apart the default index of a vault opened with
+// excludes (or without Obsidian's): such an index holds fewer notes, and
+// must not replace the one every other command and server shares. It is
+// "" for the vault as a whole.
+func excludesSuffix(s Settings) string {
+	var keys []string
+	for _, e := range s.Excludes {
+		if e = strings.TrimSpace(e); e != "" {
+			keys = append(keys, e)
+		}
+	}
+	if s.ObsidianExcludes != nil && !*s.ObsidianExcludes {
+		keys = append(keys, "\x00no-obsidian-excludes")
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	sum := sha256.Sum256([]byte(strings.Join(keys, "\x00")))
+	return "-x" + hex.EncodeToString(sum[:4])
 }

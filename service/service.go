@@ -170,6 +170,7 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		if s.indexPath, err = s.env.DefaultIndexPath(s.vault.Root()); err != nil {
 			return nil, &OpenError{Part: PartIndex, Err: err}
 		}
+		s.indexPath += excludesSuffix(s.settings)
 	}
 	s.index, err = search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
 	if errors.Is(err, search.ErrLocked) && opts.PrivateIndexIfLocked {
@@ -308,7 +309,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 		ed = &editor{s: s, runID: req.RunID, approver: req.Approver}
 	}
 	if settings.Trace != "" {
-		tw, err := agent.CreateTrace(settings.Trace)
+		tw, err := agent.OpenTrace(settings.Trace)
 		if err != nil {
 			return nil, &SettingError{Key: "trace", Msg: err.Error(), Err: err}
 		}

@@ -301,3 +301,109 @@ func TestLockedIndexFallsBack(t *testing.T) {
 		t.Fatalf("search on the fallback index %q: %v %v", s.IndexPath(), res, err)
 	}
 }
+
+// A trace is never written into the vault, whatever the path's spelling: a
+// path relative to the working directory, a symbolic link to the vault or
+// to one of its notes, a vault opened through a link. The refusal names a
+// place outside the vault. A run appends to an existing trace and never
+// writes into a file that is not one.
+func TestTraceStaysOutOfTheVault(t *testing.T) {
+	s, dir := openFixture(t, Options{Agent: true})
+	outside := t.TempDir()
+	vaultLink := filepath.Join(outside, "vault-link")
+	noteLink := filepath.Join(outside, "note-link.jsonl")
+	note := filepath.Join(dir, "Home.md")
+	before, err := os.ReadFile(note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, vaultLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(note, noteLink); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(dir, "projects"))
+	for _, trace := range []string{
+		"run.jsonl",
+		"../Home.md",
+		filepath.Join(vaultLink, "run.jsonl"),
+		filepath.Join(vaultLink, "new-folder", "run.jsonl"),
+		noteLink,
+	} {
+		var se *SettingError
+		_, err := s.Run(context.Background(), RunRequest{Message: "x", Settings: Settings{Trace: trace}}, nil)
+		if !errors.As(err, &se) || se.Key != "trace" || !strings.Contains(se.Msg, "e.g. "+filepath.Dir(dir)) {
+			t.Errorf("trace %s: err = %v, want a trace setting error naming a place outside the vault", trace, err)
+		}
+	}
+
+	// The same vault opened through the link refuses its real path.
+	s2, err := Open(context.Background(), Options{Vault: vaultLink, InMemoryIndex: true, Agent: true, Env: &Env{CacheDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.Run(context.Background(), RunRequest{Message: "x", Settings: Settings{Trace: filepath.Join(dir, "run.jsonl")}}, nil); err == nil {
+		t.Error("a vault opened through a link accepted a trace at its real path")
+	}
+	if after, _ := os.ReadFile(note); string(after) != string(before) {
+		t.Fatal("a note was overwritten by a trace")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "projects", "run.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a trace was written into the vault")
+	}
+
+	// Outside the vault: two runs append, and a file that is not a trace
+	// is left as it was.
+	trace := filepath.Join(outside, "run.jsonl")
+	for _, id := range []string{"first", "second"} {
+		if _, err := s.Run(context.Background(), RunRequest{RunID: id, Message: agenttest.Goal, Settings: Settings{Trace: trace}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(trace); !strings.Contains(string(b), `"run_id":"first"`) || !strings.Contains(string(b), `"run_id":"second"`) {
+		t.Errorf("the second run did not append to the trace:\n%s", b)
+	}
+	notTrace := filepath.Join(outside, "config.json")
+	if err := os.WriteFile(notTrace, []byte(`{"keep": true}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var se *SettingError
+	if _, err := s.Run(context.Background(), RunRequest{Message: "x", Settings: Settings{Trace: notTrace}}, nil); !errors.As(err, &se) || !errors.Is(err, agent.ErrNotTrace) {
+		t.Errorf("a file that is not a trace: err = %v", err)
+	}
+	if b, _ := os.ReadFile(notTrace); string(b) != `{"keep": true}`+"\n" {
+		t.Errorf("a file that is not a trace was changed: %q", b)
+	}
+}
+
+// A vault opened with excludes keeps a default index of its own: the
+// shared one, which holds every note, is never rewritten without them.
+func TestExcludesKeepTheirOwnIndex(t *testing.T) {
+	dir := fixture.Copy(t)
+	env := &Env{CacheDir: t.TempDir()}
+	shared, err := env.DefaultIndexPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	for _, tt := range []struct {
+		s    Settings
+		same bool
+	}{
+		{Settings{}, true},
+		{Settings{Excludes: []string{" "}}, true},
+		{Settings{Excludes: []string{"recipes/**"}}, false},
+		{Settings{ObsidianExcludes: &off}, false},
+	} {
+		s, err := Open(context.Background(), Options{Vault: dir, Env: env, Settings: tt.s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if (s.IndexPath() == shared) != tt.same {
+			t.Errorf("%+v: index %s, shared %s", tt.s, s.IndexPath(), shared)
+		}
+	}
+}

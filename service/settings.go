@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -140,12 +141,8 @@ func (s Settings) Validate(vaultRoot string) error {
 		}
 	}
 	if s.Trace != "" && vaultRoot != "" {
-		abs, err := filepath.Abs(s.Trace)
-		if err != nil {
-			return &SettingError{Key: "trace", Msg: err.Error(), Err: err}
-		}
-		if rel, err := filepath.Rel(vaultRoot, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return &SettingError{Key: "trace", Msg: "must be outside the vault (the vault is read-only)"}
+		if err := checkTracePath(vaultRoot, s.Trace); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -168,3 +165,70 @@ func (s Settings) RunConfig() agent.Config {
 }
 
 func isTrue(p *bool) bool { return p != nil && *p }
+
+// checkTracePath refuses a trace path inside the vault at root, as the
+// file system would resolve it: a relative path against the working
+// directory, and every symbolic link on the way (the file's own, its
+// folders', the vault's), so that no spelling of a note's path gets
+// written over.
+func checkTracePath(root, trace string) error {
+	abs, err := filepath.Abs(trace)
+	if err != nil {
+		return &SettingError{Key: "trace", Msg: err.Error(), Err: err}
+	}
+	rootAbs, err := filepath.Abs(root)
+	if err != nil {
+		return &SettingError{Key: "trace", Msg: err.Error(), Err: err}
+	}
+	roots := []string{rootAbs}
+	if real, err := filepath.EvalSymlinks(rootAbs); err == nil && real != rootAbs {
+		roots = append(roots, real)
+	}
+	paths := []string{abs}
+	if real := resolveExisting(abs); real != abs {
+		paths = append(paths, real)
+	}
+	for _, r := range roots {
+		for _, p := range paths {
+			if within(r, p) {
+				return &SettingError{Key: "trace", Msg: fmt.Sprintf(
+					"must be outside the vault (the vault is read-only): %s is inside %s; write it elsewhere, e.g. %s",
+					trace, root, suggestTrace(roots[len(roots)-1], abs))}
+			}
+		}
+	}
+	return nil
+}
+
+// resolveExisting resolves the symbolic links of p's longest existing
+// prefix and joins the rest on unchanged: p need not exist yet.
+func resolveExisting(p string) string {
+	rest := ""
+	for dir := p; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// within reports whether p is root or under it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// suggestTrace names a place outside the vault for a trace: the folder
+// holding the vault, or the temporary folder when the vault is a root.
+func suggestTrace(root, trace string) string {
+	name := filepath.Base(trace)
+	if parent := filepath.Dir(root); parent != root && !within(root, parent) {
+		return filepath.Join(parent, name)
+	}
+	return filepath.Join(os.TempDir(), name)
+}

@@ -91,3 +91,34 @@ func matchSegs(pat, segs []string) bool {
 	}
 	return len(segs) == 0
 }
+
+// Excludes are compiled exclude patterns, in the syntax of
+// Options.Excludes, for filtering paths apart from a vault: a search that
+// leaves some notes out without changing what the index holds.
+type Excludes struct{ patterns []pattern }
+
+// CompileExcludes compiles exclude patterns (see Options.Excludes).
+func CompileExcludes(raw []string) (Excludes, error) {
+	pats, err := compilePatterns(raw)
+	return Excludes{patterns: pats}, err
+}
+
+// Empty reports whether e excludes nothing.
+func (e Excludes) Empty() bool { return len(e.patterns) == 0 }
+
+// Match reports whether the note at the vault-relative slash path rel is
+// excluded: by a pattern on its name or on one of its folders.
+func (e Excludes) Match(rel string) bool {
+	if len(e.patterns) == 0 {
+		return false
+	}
+	segs := strings.Split(strings.Trim(rel, "/"), "/")
+	for i := range segs {
+		for _, p := range e.patterns {
+			if p.match(segs[:i+1], i < len(segs)-1) {
+				return true
+			}
+		}
+	}
+	return false
+}

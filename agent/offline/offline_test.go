@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/search"
 )
 
 // fakeVault plays the agent's tools for the offline policy, following the
@@ -569,5 +570,19 @@ func TestWordChunks(t *testing.T) {
 		if got := strings.Join(wordChunks(s), ""); got != s {
 			t.Errorf("chunks of %q join to %q", s, got)
 		}
+	}
+}
+
+// A long pasted goal gives a search query within the search's limits,
+// which keeps the goal's first terms.
+func TestQueryWithinSearchLimits(t *testing.T) {
+	var goal strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&goal, "keyword%03d ", i)
+	}
+	goal.WriteString(`"a quoted phrase"`)
+	q := extractTerms(goal.String(), false).query()
+	if err := search.CheckQuerySize(q); err != nil || !strings.HasPrefix(q, `"a quoted phrase" keyword000`) {
+		t.Fatalf("query %q: %v", q, err)
 	}
 }

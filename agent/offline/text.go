@@ -117,14 +117,29 @@ func (q queryTerms) all() []string {
 
 func (q queryTerms) empty() bool { return len(q.phrases) == 0 && len(q.keywords) == 0 }
 
-// query renders the terms in the search query language.
+// query renders the terms in the search query language, within the
+// search's limits: the terms that do not fit (those a long pasted goal
+// ends with) are left out.
 func (q queryTerms) query() string {
 	parts := make([]string, 0, len(q.phrases)+len(q.keywords))
 	for _, p := range q.phrases {
 		parts = append(parts, `"`+p+`"`)
 	}
 	parts = append(parts, q.keywords...)
-	return strings.Join(parts, " ")
+	var b strings.Builder
+	words := 0
+	for _, p := range parts {
+		n := len(strings.Fields(p))
+		if words+n > search.MaxQueryTerms || b.Len()+1+len(p) > search.MaxQueryBytes {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+		words += n
+	}
+	return b.String()
 }
 
 // salient returns up to n terms, longest first (ties keep goal order):

@@ -26,7 +26,7 @@ func recordTrace(t *testing.T, model llm.Model, cfg agent.Config, extra func(a *
 	}
 	defer a.Close()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	tw, err := agent.CreateTrace(path)
+	tw, err := agent.OpenTrace(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,12 @@ import (
 // ErrBadTrace marks a trace file that cannot be read or replayed.
 var ErrBadTrace = errors.New("bad trace")
 
-// ReadTrace reads a JSONL trace written by agent.TraceWriter. Each line must be
-// one event of the same run, with seq 1, 2, 3...; the error names the first
-// bad line (a truncated last line, invalid JSON, a missing field, a seq out
-// of order, another run's id, a payload that is not its type's).
+// ReadTrace reads a JSONL trace written by agent.TraceWriter and returns its
+// last run: a trace file is appended to, so it may hold several runs one
+// after the other, each starting with its seq 1. Within a run each line
+// must be one event of that run, with seq 1, 2, 3...; the error names the
+// first bad line (a truncated last line, invalid JSON, a missing field, a
+// seq out of order, another run's id, a payload that is not its type's).
 func ReadTrace(path string) ([]agent.Event, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -34,6 +36,7 @@ func ReadTrace(path string) ([]agent.Event, error) {
 func ParseTrace(r io.Reader, name string) ([]agent.Event, error) {
 	br := bufio.NewReader(r)
 	var events []agent.Event
+	runLine := 0 // the line of the current run's first event
 	bad := func(line int, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: line %d: %s", ErrBadTrace, name, line, fmt.Sprintf(format, args...))
 	}
@@ -52,14 +55,19 @@ func ParseTrace(r io.Reader, name string) ([]agent.Event, error) {
 				}
 				return nil, bad(line, "%v", perr)
 			}
+			if len(events) > 0 && ev.Seq == 1 {
+				// The next run appended to the file.
+				events, runLine = nil, line
+			}
 			if len(events) == 0 {
+				runLine = line
 				if ev.Seq != 1 {
 					return nil, bad(line, "seq %d out of order: a trace starts with its run's first event (seq 1)", ev.Seq)
 				}
 			} else {
 				first, prev := events[0], events[len(events)-1]
 				if ev.RunID != first.RunID {
-					return nil, bad(line, "run id %q differs from %q on line 1: a trace holds one run", ev.RunID, first.RunID)
+					return nil, bad(line, "run id %q differs from %q on line %d: a run's events share its id", ev.RunID, first.RunID, runLine)
 				}
 				if ev.Seq != prev.Seq+1 {
 					return nil, bad(line, "seq %d out of order: want %d", ev.Seq, prev.Seq+1)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -62,5 +63,17 @@ func TestReadTraceErrors(t *testing.T) {
 	}
 	if evs, err := ParseTrace(bytes.NewReader(good), "run.jsonl"); err != nil || len(evs) != len(lines) {
 		t.Fatalf("good trace: %d events, %v", len(evs), err)
+	}
+	// Runs appended one after the other: the last one is read, and its
+	// errors name lines of the file.
+	two := string(good) + strings.Replace(string(good), `"run_id":"rec-1"`, `"run_id":"rec-2"`, -1)
+	evs, err := ParseTrace(strings.NewReader(two), "run.jsonl")
+	if err != nil || len(evs) != len(lines) || evs[0].RunID != "rec-2" {
+		t.Fatalf("two runs: %d events, %v", len(evs), err)
+	}
+	bad := string(good) + with(1, set(1, "run_id", "other"))
+	if _, err := ParseTrace(strings.NewReader(bad), "run.jsonl"); err == nil ||
+		!strings.Contains(err.Error(), fmt.Sprintf(`line %d: run id "other" differs from "rec-1" on line %d`, len(lines)+2, len(lines)+1)) {
+		t.Fatalf("two runs, the second bad: %v", err)
 	}
 }

@@ -63,7 +63,10 @@ func newAskCmd(g *globalFlags) *cobra.Command {
 		Short: "Ask the agent a question about your notes",
 		Long: `Ask the agent a question about your notes. It searches the vault, reads the most relevant notes
 and answers with [[note]] citations. Reasoning steps are printed to stderr as they happen, the
-answer to stdout. With no API key the offline extractive model answers by quoting your notes.`,
+answer to stdout. With no API key the offline extractive model answers by quoting your notes.
+
+Flags go before the question: from its first word on, every argument is the question's text,
+dashes included. Quote the question when it holds characters the shell treats specially (? * #).`,
 		Example: `  vault-agent ask --vault testdata/vault "how do I keep a sourdough starter alive?"
   vault-agent ask --vault ~/Notes --planner "compare what I wrote about Postgres and SQLite"
   OPENAI_API_KEY=... vault-agent ask --vault ~/Notes --model gpt-4o-mini "what did I do last week?"
@@ -71,7 +74,10 @@ answer to stdout. With no API key the offline extractive model answers by quotin
   vault-agent ask --vault ~/Notes --allow-edits --model gpt-4o-mini "add a summary section to my weekly review"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			question := strings.TrimSpace(strings.Join(args, " "))
+			question, err := queryText(cmd, args)
+			if err != nil {
+				return err
+			}
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
@@ -101,8 +107,17 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			out, flush := answerWriter(out, !asJSON && colourOn(os.Stdout, os.LookupEnv))
 			defer flush()
 			var sink agent.Sink
-			var obs *reasoning.Observer
 			var mu sync.Mutex
+			// On a terminal the answer streams as it is written; piped output
+			// gets only the final answer, once.
+			stream := !asJSON && !quiet && term.IsTerminal(int(os.Stdout.Fd()))
+			lines := &terminalLines{out: out, err: stepWriter(colourOn(os.Stderr, os.LookupEnv))}
+			if stream && term.IsTerminal(int(os.Stderr.Fd())) {
+				// One screen: a step or "Thought for" on stderr starts
+				// on a line of its own, after the answer streamed so far.
+				lines.shared = true
+			}
+			var streamed strings.Builder
 			if asJSON {
 				enc := json.NewEncoder(out)
 				sink = agent.SinkFunc(func(ev agent.Event) {
@@ -116,20 +131,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			} else if quiet {
 				sink = agent.SinkFunc(func(agent.Event) {})
 			} else {
-				lp := reasoning.NewLinePrinter(stepWriter(colourOn(os.Stderr, os.LookupEnv)))
-				obs = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
-				sink = obs
-			}
-			// On a terminal the answer streams as it is written; piped output
-			// gets only the final answer, once.
-			var streamed strings.Builder
-			if !asJSON && !quiet && term.IsTerminal(int(os.Stdout.Fd())) {
-				sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
-					if p, ok := ev.Payload.(agent.TextPayload); ok && ev.EventType == agent.EventAnswerDelta {
-						fmt.Fprint(out, p.Text)
-						streamed.WriteString(p.Text)
-					}
-				}))
+				sink = stepSink(lines, planner, stream, &streamed)
 			}
 			res, err := svc.Run(cmd.Context(), service.RunRequest{Message: question, Approver: approver}, sink)
 			if err != nil {
@@ -142,7 +144,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 					return err
 				}
 			} else {
-				printAnswer(out, streamed.String(), res.Answer)
+				printAnswer(lines.stdout(), streamed.String(), res.Answer, lines.endLine)
 			}
 			switch res.StopReason {
 			case agent.StopFinalAnswer, agent.StopAwaitUserInput:
@@ -154,13 +156,14 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			}
 		},
 	}
+	cmd.Flags().SetInterspersed(false)
 	vf.add(cmd)
 	mf.add(cmd)
 	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "agent loop: react, roa (reason-act-observe), par (plan-act-reflect) or staged")
 	cmd.Flags().BoolVar(&planner, "planner", false, "enable the write_todos planner (enableAgentPlannerV0)")
 	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "maximum agent iterations (1-50)")
 	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time for the whole run")
-	cmd.Flags().StringVar(&run.Trace, "trace", "", "write the run's typed events to this JSONL file, outside the vault (replayable)")
+	cmd.Flags().StringVar(&run.Trace, "trace", "", "append the run's typed events to this JSONL file, outside the vault (replayable; replay takes the last run)")
 	cmd.Flags().StringVar(&run.Policy, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "let the agent propose edits (create, append, replace, set properties); each diff is shown and applied only if you answer y")
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --allow-edits, apply every proposed edit without asking (needed to apply edits without a terminal)")
@@ -181,17 +184,87 @@ func checkRunFlags(cmd *cobra.Command, run service.Settings) error {
 	return nil
 }
 
+// stepSink prints the run's steps and "Thought for" on stderr and, when
+// stream, the answer as it is written on stdout, collected in streamed.
+func stepSink(lines *terminalLines, planner, stream bool, streamed *strings.Builder) agent.Sink {
+	lp := reasoning.NewLinePrinter(lines.stderr())
+	var sink agent.Sink = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
+	if stream {
+		out := lines.stdout()
+		sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
+			if p, ok := ev.Payload.(agent.TextPayload); ok && ev.EventType == agent.EventAnswerDelta {
+				fmt.Fprint(out, p.Text)
+				streamed.WriteString(p.Text)
+			}
+		}))
+	}
+	return sink
+}
+
+// terminalLines writes the answer (stdout) and the steps (stderr). When
+// both are one terminal (shared), what goes to stderr starts on a line of
+// its own: a streamed answer is not left with "Thought for 0s" glued to
+// its last line.
+type terminalLines struct {
+	out, err io.Writer
+	shared   bool
+
+	mu      sync.Mutex // guards midLine and orders the writes
+	midLine bool       // stdout's last byte is not a newline
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func (l *terminalLines) stdout() io.Writer {
+	return writerFunc(func(b []byte) (int, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if len(b) > 0 {
+			l.midLine = b[len(b)-1] != '\n'
+		}
+		return l.out.Write(b)
+	})
+}
+
+func (l *terminalLines) stderr() io.Writer {
+	return writerFunc(func(b []byte) (int, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.shared && l.midLine {
+			l.midLine = false
+			if _, err := l.out.Write([]byte{'\n'}); err != nil {
+				return 0, err
+			}
+		}
+		return l.err.Write(b)
+	})
+}
+
+// endLine ends stdout's line unless it is already ended.
+func (l *terminalLines) endLine() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.midLine {
+		l.midLine = false
+		_, _ = l.out.Write([]byte{'\n'})
+	}
+}
+
 // printAnswer ends the answer on stdout. When the answer was streamed and
-// the final one is the same text, only the newline is missing; when the
-// stream was partial or withdrawn, the final answer follows in full.
-func printAnswer(w io.Writer, streamed, answer string) {
+// the final one is the same text, only the end of its line may be
+// missing; when the stream was partial or withdrawn, the final answer
+// follows in full after a blank line.
+func printAnswer(w io.Writer, streamed, answer string, endLine func()) {
 	answer = strings.TrimSpace(answer)
 	switch {
 	case streamed == "":
 		fmt.Fprintln(w, answer)
 	case strings.TrimSpace(streamed) == answer:
-		fmt.Fprintln(w)
+		endLine()
 	default:
-		fmt.Fprintf(w, "\n\n%s\n", answer)
+		endLine()
+		fmt.Fprintf(w, "\n%s\n", answer)
 	}
 }

@@ -28,7 +28,13 @@ type vaultFlags struct {
 }
 
 func (f *vaultFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.vault, "vault", "", "the vault folder (required)")
+	f.addWithVault(cmd, "the vault folder (required)")
+}
+
+// addWithVault adds the flags with vaultUsage as --vault's help, for a
+// command that does not always need a vault.
+func (f *vaultFlags) addWithVault(cmd *cobra.Command, vaultUsage string) {
+	cmd.Flags().StringVar(&f.vault, "vault", "", vaultUsage)
 	cmd.Flags().StringVar(&f.index, "index", "", "index folder (default: per-vault folder in the user cache dir)")
 	cmd.Flags().StringSliceVar(&f.excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
 	cmd.Flags().BoolVar(&f.noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")
@@ -121,7 +127,7 @@ func (p *progress) update(done, total int) {
 		return
 	}
 	pct := done * 100 / total
-	if pct/10 != p.lastPct/10 || done == total {
+	if pct/10 != p.lastPct/10 || done == total && p.lastPct != pct {
 		p.lastPct = pct
 		fmt.Fprintf(p.w, "indexing: %d/%d notes (%d%%)\n", done, total, pct)
 	}

@@ -76,7 +76,9 @@ approve each one; 'vault-agent undo' reverts them. The index lives in your user 
   vault-agent mcp --vault ~/Notes   # for MCP clients: Claude Desktop, Claude Code, Cursor, VS Code`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
 	}
+	root.SetVersionTemplate("vault-agent {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	root.AddCommand(
 		newIndexCmd(g), newSearchCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g), newUndoCmd(g),

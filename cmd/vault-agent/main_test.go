@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vault-agent/vault-agent/agent"
+	fx "github.com/vault-agent/vault-agent/internal/fixture"
 )
 
 var binary string
@@ -41,8 +45,15 @@ type result struct {
 
 func runCLI(t *testing.T, args ...string) result {
 	t.Helper()
+	return runCLIWithCache(t, t.TempDir(), args...)
+}
+
+// runCLIWithCache runs the command with cache as the user cache dir, where
+// the default index lives.
+func runCLIWithCache(t *testing.T, cache string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=", "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=", "XDG_CACHE_HOME="+cache)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -80,6 +91,12 @@ func TestUsageErrors(t *testing.T) {
 		{"mcp unknown provider", []string{"mcp", "--vault", fixture, "--provider", "magic"}, 2, "magic"},
 		{"mcp vault does not exist", []string{"mcp", "--vault", "/no/such/vault"}, 1, "/no/such/vault"},
 		{"unknown command", []string{"frobnicate"}, 1, "unknown command"},
+		{"reversed dates", []string{"search", "--vault", fixture, "--since", "2026-03-12", "--until", "2026-03-01", "x"}, 2, "swap them"},
+		{"only OR", []string{"search", "--vault", fixture, "OR"}, 2, "OR joins two things"},
+		{"query too long", []string{"search", "--vault", fixture, strings.Repeat("x", 4097)}, 2, "query too large: 4097 bytes, at most 4096"},
+		{"too many words", []string{"search", "--vault", fixture, strings.Repeat("word ", 65)}, 2, "query too large: 65 words, at most 64"},
+		{"flag after the query", []string{"search", "--vault", fixture, "sourdough", "--limit", "3"}, 2, `"--limit" after "sourdough" would be taken as text`},
+		{"flag after the question", []string{"ask", "--vault", fixture, "sourdough", "--planner"}, 2, `"--planner" after "sourdough" would be taken as text`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,20 +227,55 @@ func TestHelpAndVersion(t *testing.T) {
 	if r = runCLI(t, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "vault-agent ") {
 		t.Errorf("version: %q", r.stdout)
 	}
+	if v := runCLI(t, "--version"); v.code != 0 || v.stdout != r.stdout {
+		t.Errorf("--version: exit %d, %q, want %q", v.code, v.stdout, r.stdout)
+	}
+	// --vault is required where it is, and said to be optional where not.
+	for cmd, required := range map[string]bool{"search": true, "ask": true, "index": true, "serve": false, "replay": false} {
+		r = runCLI(t, cmd, "--help")
+		line := regexp.MustCompile(`--vault string +(.*)`).FindStringSubmatch(r.stdout)
+		if line == nil || strings.Contains(line[1], "(required)") != required {
+			t.Errorf("%s --help: --vault %q, required %v", cmd, line, required)
+		}
+	}
 }
 
 func TestPrintAnswer(t *testing.T) {
 	tests := []struct{ streamed, answer, want string }{
 		{"", "The answer.", "The answer.\n"},
-		{"The answer.", "The answer.", "\n"},
-		{"A preamble that was withdrawn", "The answer.", "\n\nThe answer.\n"},
+		{"The answer.", "The answer.", "The answer.\n"},
+		{"The answer.\n", "The answer.", "The answer.\n"},
+		{"A preamble that was withdrawn", "The answer.", "A preamble that was withdrawn\n\nThe answer.\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		printAnswer(&b, tt.streamed, tt.answer)
+		l := &terminalLines{out: &b, err: io.Discard}
+		fmt.Fprint(l.stdout(), tt.streamed)
+		printAnswer(l.stdout(), tt.streamed, tt.answer, l.endLine)
 		if b.String() != tt.want {
 			t.Errorf("printAnswer(%q, %q) = %q, want %q", tt.streamed, tt.answer, b.String(), tt.want)
 		}
+	}
+}
+
+// On a terminal, the answer streamed on stdout and the steps and "Thought
+// for" on stderr share the screen: each starts on a line of its own.
+func TestAskTerminalLines(t *testing.T) {
+	var screen bytes.Buffer
+	l := &terminalLines{out: &screen, err: &screen, shared: true}
+	var streamed strings.Builder
+	sink := stepSink(l, false, true, &streamed)
+	ev := func(typ string, p agent.Payload) agent.Event {
+		return agent.Event{EventType: typ, RunID: "r", Payload: p}
+	}
+	answer := "From your notes: feed it.\n\nSources: [[Sourdough Starter]]"
+	sink.Emit(ev(agent.EventRunStarted, agent.RunStartedPayload{Goal: "starter"}))
+	sink.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "From your notes: feed it.\n\n"}))
+	sink.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "Sources: [[Sourdough Starter]]"}))
+	sink.Emit(ev(agent.EventRunTerminated, agent.RunTerminatedPayload{StopReason: agent.StopFinalAnswer, Answer: answer}))
+	printAnswer(l.stdout(), streamed.String(), answer, l.endLine)
+	if got := screen.String(); !strings.HasSuffix(got, "Sources: [[Sourdough Starter]]\nThought for 0s\n") {
+		t.Errorf("screen:\n%q", got)
 	}
 }
 
@@ -267,5 +319,111 @@ func TestObsidianExcludedFiles(t *testing.T) {
 	}
 	if got := paths("--no-obsidian-excludes", "quokka"); !slices.Equal(got, []string{"Inbox/kept.md", "Templates/quokka.md"}) {
 		t.Errorf("--no-obsidian-excludes: %v", got)
+	}
+}
+
+// --trace never lands in the vault, through a symbolic link or a path
+// relative to the working directory: the refusal names a place outside.
+// A second run appends to a trace, and replay replays the last run.
+func TestAskTraceNeverInTheVault(t *testing.T) {
+	vaultDir := fx.Copy(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(vaultDir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, trace := range []string{filepath.Join(vaultDir, "trace.jsonl"), filepath.Join(link, "trace.jsonl")} {
+		r := runCLI(t, "ask", "--vault", vaultDir, "--trace", trace, "canvas")
+		if r.code != 2 || !strings.Contains(r.stderr, "must be outside the vault") || !strings.Contains(r.stderr, "e.g. "+filepath.Dir(vaultDir)) {
+			t.Errorf("--trace %s: exit %d\n%s", trace, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(vaultDir, "trace.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the trace was written into the vault")
+	}
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	for range 2 {
+		if r := runCLI(t, "ask", "--vault", vaultDir, "--trace", trace, "sourdough"); r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	b, _ := os.ReadFile(trace)
+	if n := strings.Count(string(b), `"RunStarted"`); n != 2 {
+		t.Fatalf("the trace holds %d runs, want 2", n)
+	}
+	if r := runCLI(t, "replay", trace, "--vault", vaultDir); r.code != 0 || !strings.HasPrefix(r.stdout, "identical") {
+		t.Fatalf("replay: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// search --exclude filters one search: the shared index keeps the
+// excluded notes, so the next command re-indexes nothing. Other commands
+// given --exclude keep an index of their own.
+func TestSearchExcludeKeepsTheSharedIndex(t *testing.T) {
+	cache := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		r := runCLIWithCache(t, cache, append([]string{args[0], "--vault", fixture}, args[1:]...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	unchanged := func() {
+		t.Helper()
+		var sum struct{ Added, Removed, Updated int }
+		if out := run("index", "--json"); json.Unmarshal([]byte(out), &sum) != nil || sum.Added+sum.Removed+sum.Updated != 0 {
+			t.Fatalf("the shared index changed: %s", out)
+		}
+	}
+	run("index")
+	if out := run("search", "--json", "--exclude", "recipes/**", "sourdough"); strings.Contains(out, "recipes/") {
+		t.Errorf("search --exclude found an excluded note:\n%s", out)
+	}
+	unchanged()
+	run("index", "--exclude", "recipes/**")
+	unchanged()
+	if out := run("search", "sourdough"); !strings.Contains(out, "recipes/Sourdough Starter.md") {
+		t.Errorf("a plain search lost the excluded notes:\n%s", out)
+	}
+}
+
+// Search arguments after the first word of the query are query text, a
+// "-term" among them; filters alone list notes, newest first.
+func TestSearchQueryWordsAndFilters(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "idx")
+	r := runCLI(t, "search", "--vault", fixture, "--index", idx, "sourdough", "-starter")
+	if r.code != 0 || strings.Contains(r.stdout, "Sourdough Starter.md") || !strings.Contains(r.stdout, "matching notes") {
+		t.Errorf("sourdough -starter: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "search", "--vault", fixture, "--index", idx, "--json", "--since", "2026-03-10", "--until", "2026-03-12", "")
+	var res struct {
+		Results []struct{ Path string } `json:"results"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || len(res.Results) == 0 {
+		t.Fatalf("filters only: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !slices.ContainsFunc(res.Results, func(x struct{ Path string }) bool { return x.Path == "journal/2026-03-12.md" }) {
+		t.Errorf("filters only: %v lacks journal/2026-03-12.md", res.Results)
+	}
+	r = runCLI(t, "search", "--help")
+	for _, want := range []string{"Flags go before the query", "single quotes", "4096 bytes and 64 words"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("search --help does not say %q", want)
+		}
+	}
+}
+
+// Without a terminal, progress is a line per 10%, the last one once even
+// when the indexer reports the end twice.
+func TestProgressLines(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b, lastPct: -1}
+	for done := 0; done <= 300; done += 30 {
+		p.update(done, 300)
+	}
+	p.update(300, 300)
+	p.finish()
+	if n := strings.Count(b.String(), "indexing: 300/300 notes (100%)"); n != 1 || strings.Count(b.String(), "\n") != 10 {
+		t.Errorf("progress:\n%s", b.String())
 	}
 }

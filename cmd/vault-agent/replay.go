@@ -66,7 +66,7 @@ of the trace (time offset, iteration, event type, summary) and works without a v
 			return &exitError{code: 1}
 		},
 	}
-	vf.add(cmd)
+	vf.addWithVault(cmd, "the vault to replay the run against (not needed with --show)")
 	cmd.Flags().BoolVar(&show, "show", false, "print a readable timeline of the trace")
 	return cmd
 }

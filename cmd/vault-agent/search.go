@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/search"
@@ -22,7 +23,7 @@ func newSearchCmd(g *globalFlags) *cobra.Command {
 	var tags, folders []string
 	var since, until string
 	cmd := &cobra.Command{
-		Use:   "search --vault DIR [--limit N] [--json] QUERY",
+		Use:   "search --vault DIR [flags] QUERY",
 		Short: "Search the notes of a vault",
 		Long: `Search the notes of a vault, ranked by relevance (BM25 over titles, aliases, headings, tags,
 paths, text and the words of the links pointing to each note; diacritics folded, English stemmed,
@@ -36,29 +37,48 @@ Query language:
   tag:#x               tag:#project            (also matches nested tags like #project/alpha)
   path:folder/         path:recipes/
   file:name            file:"Meeting Notes"
-Misspelt words of 4+ letters also match their likely spelling (the first letter must be right).`,
+Misspelt words of 4+ letters also match their likely spelling (the first letter must be right).
+A query is at most 4096 bytes and 64 words.
+
+Flags go before the query: from its first word on, every argument is query text, dashes included
+(vault sync -plugin searches for "vault sync" without "plugin"). Put the query in single quotes
+when it holds double quotes, # or *, so that the shell leaves them alone: 'tag:#x "a phrase"'.
+With --tag, --folder, --since or --until the query may be empty (""): the matching notes are
+listed, newest first. --exclude leaves notes out of this search only; the index keeps them.`,
 		Example: `  vault-agent search --vault ~/Notes sourdough
   vault-agent search --vault ~/Notes --limit 5 'tag:#project "launch plan" -draft'
+  vault-agent search --vault ~/Notes vault sync -plugin
+  vault-agent search --vault ~/Notes --since 2026-03-01 --until 2026-03-14 ""
   vault-agent search --vault ~/Notes --json --since 2026-03-01 standup`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			query := strings.TrimSpace(strings.Join(args, " "))
-			if query == "" && len(tags) == 0 && len(folders) == 0 {
-				return usageError(cmd, "a query is required, e.g. vault-agent search --vault DIR \"sourdough starter\"")
+			query, err := queryText(cmd, args)
+			if err != nil {
+				return err
+			}
+			if query == "" && len(tags) == 0 && len(folders) == 0 && since == "" && until == "" {
+				return usageError(cmd, "a query is required, e.g. vault-agent search --vault DIR \"sourdough starter\" (or a filter: --tag, --folder, --since, --until)")
 			}
 			if limit < 1 || limit > 100 {
 				return usageError(cmd, "--limit must be between 1 and 100, got %d", limit)
 			}
-			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders}
-			var err error
+			// --exclude filters this search; the shared index keeps every note.
+			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders, Excludes: vf.excludes}
+			vf.excludes = nil
 			if req.From, err = parseDate(since); err != nil {
 				return usageError(cmd, "--since: %v", err)
 			}
 			if req.To, err = parseDate(until); err != nil {
 				return usageError(cmd, "--until: %v", err)
 			}
+			if !req.From.IsZero() && !req.To.IsZero() && req.To.Before(req.From) {
+				return usageError(cmd, "--since %s is after --until %s, so no note can match: swap them", since, until)
+			}
 			if !req.To.IsZero() {
 				req.To = req.To.Add(24*time.Hour - time.Millisecond)
+			}
+			if err := search.CheckQuerySize(query); err != nil {
+				return usageError(cmd, "%v", err)
 			}
 			log, err := g.logger()
 			if err != nil {
@@ -86,6 +106,9 @@ Misspelt words of 4+ letters also match their likely spelling (the first letter 
 			return nil
 		},
 	}
+	// Words after the first one of the query are query text, "-term"
+	// included, not flags.
+	cmd.Flags().SetInterspersed(false)
 	vf.add(cmd)
 	cmd.Flags().IntVarP(&limit, "limit", "n", 10, "maximum number of results (1-100)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results as JSON")
@@ -113,7 +136,11 @@ func printResults(w io.Writer, res *search.Results) {
 		return
 	}
 	for i, r := range res.Results {
-		fmt.Fprintf(w, "%d. %s  (%s)  score %.2f\n", i+1, r.Title, r.Path, r.Score)
+		if r.Score == 0 { // listed by filters, newest first: no score
+			fmt.Fprintf(w, "%d. %s  (%s)\n", i+1, r.Title, r.Path)
+		} else {
+			fmt.Fprintf(w, "%d. %s  (%s)  score %.2f\n", i+1, r.Title, r.Path, r.Score)
+		}
 		if r.Heading != "" {
 			fmt.Fprintf(w, "   § %s\n", r.Heading)
 		}
@@ -129,4 +156,26 @@ func printResults(w io.Writer, res *search.Results) {
 		more += ", matching only some of the terms"
 	}
 	fmt.Fprintf(w, "\n%d of %d matching notes (%.1f ms%s)\n", len(res.Results), res.Total, res.TookMs, more)
+}
+
+// queryText joins the words of a query (or a question). The command's
+// flags are not interspersed, so everything from the first word on is
+// text; a flag of the command found there was surely meant as one, and is
+// refused with a hint rather than searched for.
+func queryText(cmd *cobra.Command, args []string) (string, error) {
+	for _, a := range args[min(1, len(args)):] {
+		name, _, _ := strings.Cut(a, "=")
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(name, "--"):
+			f = cmd.Flags().Lookup(name[2:])
+		case len(name) == 2 && name[0] == '-':
+			f = cmd.Flags().ShorthandLookup(name[1:])
+		}
+		if f != nil {
+			return "", usageError(cmd, "flags go before the text: %q after %q would be taken as text; move it before %q, "+
+				"or quote the whole text to mean it as text", a, args[0], args[0])
+		}
+	}
+	return strings.TrimSpace(strings.Join(args, " ")), nil
 }

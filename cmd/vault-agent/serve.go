@@ -28,7 +28,7 @@ The vault and index given in 'initialize' win over --vault and --index.`,
 			return serve(cmd.Context(), log, vf, codec, os.Stdin, os.Stdout)
 		},
 	}
-	vf.add(cmd)
+	vf.addWithVault(cmd, "the vault folder, when 'initialize' names none")
 	cmd.Flags().StringVar(&codec, "codec", "header", "message framing: header (Content-Length) or line")
 	return cmd
 }

@@ -43,8 +43,9 @@ type Settings struct {
 	// replace_in_note, set_properties); each edit is sent to the host as
 	// vault/applyEdit and applied only if approved (default false: read-only).
 	AllowEdits *bool `json:"allowEdits,omitempty"`
-	// Trace is a file (outside the vault) the run's events are written to
-	// as JSON lines.
+	// Trace is a file outside the vault (symbolic links resolved) the
+	// run's events are appended to as JSON lines; an existing file that is
+	// not a trace is refused, never overwritten.
 	Trace string `json:"trace,omitempty"`
 	// Excludes are vault folders or glob patterns to skip (initialize only).
 	Excludes []string `json:"excludes,omitempty"`

@@ -89,6 +89,8 @@ type CancelParams struct {
 // SearchParams are the params of vault/search.
 type SearchParams struct {
 	// Query uses the query language; it may be empty when filters are given.
+	// It is at most 4096 bytes and 64 words (what whitespace separates, OR
+	// aside); a longer one is refused with -32602 "query too large".
 	Query string `json:"query"`
 	// Limit is the page size: default 10, at most 100.
 	Limit int `json:"limit,omitempty"`
