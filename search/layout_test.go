@@ -104,3 +104,29 @@ func resultKeys(res *Results) []string {
 	}
 	return out
 }
+
+// Notes that tie on score come back in path order, not in the order they
+// were indexed.
+func TestTiesAreOrderedByPath(t *testing.T) {
+	dir := t.TempDir()
+	ix := openIndex(t, dir, filepath.Join(t.TempDir(), "ix"))
+	for _, n := range []string{"z.md", "m.md", "a.md"} {
+		writeFile(t, dir, n, "zebrafish notes\n")
+		if _, err := ix.Sync(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"zebrafish", "zebrafish notes"} {
+		res := search(t, ix, Request{Query: q, Limit: 3})
+		var got []string
+		for _, r := range res.Results {
+			got = append(got, r.Path)
+		}
+		if fmt.Sprint(got) != "[a.md m.md z.md]" {
+			t.Errorf("%q: %v, want [a.md m.md z.md]", q, got)
+			for _, r := range res.Results {
+				t.Logf("%s %v", r.Path, r.Score)
+			}
+		}
+	}
+}
