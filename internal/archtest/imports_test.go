@@ -30,6 +30,7 @@ var layers = map[string]int{
 	"llm":               1,
 	"planner":           1,
 	"search":            2,
+	"search/semantic":   3,
 	"agent":             3,
 	"agent/offline":     4,
 	"agent/replay":      4,
