@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -296,7 +297,7 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 	}
 	scores := (*sp)[:rows]
 	defer scorePool.Put(sp)
-	dots(q, e.mat, e.stride, scores)
+	scan(q, e.mat, e.stride, scores)
 
 	var qn int64
 	for _, x := range q {
@@ -351,6 +352,32 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 		out.top[i].row = int32(e.rowChunk[out.top[i].row])
 	}
 	return out
+}
+
+// parallelRows is the size from which a scan is split over the cores:
+// scanning 100,000 rows of 768 bytes is bound by memory bandwidth, which
+// two cores use better than one.
+const parallelRows = 32 << 10
+
+// scan runs the kernel over the rows of m, split over GOMAXPROCS
+// goroutines for a large matrix.
+func scan(q []int16, m []int8, stride int, out []int32) {
+	parts := min(runtime.GOMAXPROCS(0), len(out)/(parallelRows/2))
+	if len(out) < parallelRows || parts < 2 {
+		dots(q, m, stride, out)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (len(out) + parts - 1) / parts
+	for lo := 0; lo < len(out); lo += per {
+		hi := min(lo+per, len(out))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dots(q, m[lo*stride:hi*stride], stride, out[lo:hi])
+		}()
+	}
+	wg.Wait()
 }
 
 // less orders hits worst first: lower score, then later path id.
