@@ -24,6 +24,12 @@ type Index interface {
 	ReadChunk(name string, chunk int) (*search.NoteChunk, error)
 }
 
+// Relater finds the notes closest in meaning to the note name designates;
+// *semantic.Engine satisfies it.
+type Relater interface {
+	Related(ctx context.Context, name string, limit int) (*search.Results, error)
+}
+
 // Modes of the run loop.
 const (
 	ModeReact  = "react"
@@ -82,6 +88,9 @@ type Deps struct {
 	Model  llm.Model
 	Index  Index
 	Logger *slog.Logger
+	// Related, when set, offers the relatedNotes tool (the notes closest in
+	// meaning to a note); nil without an embedding model.
+	Related Relater
 	// ReviewStorePath is the bbolt file for pending plan reviews; "" keeps
 	// them in memory only.
 	ReviewStorePath string
@@ -152,7 +161,11 @@ type reviewStore interface {
 // Deps.ReviewStorePath is set.
 func New(deps Deps) (*Agent, error) {
 	a := &Agent{deps: deps, runs: map[string]*runState{}}
-	a.registry = NewRegistry(append(builtinTools(), plannerTools()...)...)
+	tools := builtinTools()
+	if deps.Related != nil {
+		tools = append(tools, relatedTool())
+	}
+	a.registry = NewRegistry(append(tools, plannerTools()...)...)
 	if deps.ReviewStorePath != "" {
 		st, err := planner.OpenReviewStore(deps.ReviewStorePath, time.Hour)
 		if err != nil {
