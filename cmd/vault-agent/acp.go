@@ -17,6 +17,7 @@ func newACPCmd(g *globalFlags) *cobra.Command {
 	var excludes []string
 	var noObsidian, planner bool
 	var run service.Settings // the session defaults
+	var embedModel, embedBaseURL string
 	cmd := &cobra.Command{
 		Use:   "acp [flags]",
 		Short: "Run as an Agent Client Protocol agent (Zed, Obsidian's Agent Client plugin, ...)",
@@ -46,6 +47,7 @@ The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API
 			run.Planner = &planner
 			vaultSettings := mf.settings()
 			vaultSettings.Excludes = excludes
+			vaultSettings.EmbedModel, vaultSettings.EmbedBaseURL = embedModel, embedBaseURL
 			if noObsidian {
 				vaultSettings.ObsidianExcludes = new(bool)
 			}
@@ -63,6 +65,7 @@ The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API
 		},
 	}
 	mf.add(cmd)
+	addEmbedFlags(cmd, &embedModel, &embedBaseURL)
 	cmd.Flags().StringVar(&index, "index", "", "index folder (default: per-vault folder in the user cache dir); serves one vault only")
 	cmd.Flags().StringSliceVar(&excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
 	cmd.Flags().BoolVar(&noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")

@@ -78,7 +78,7 @@ The vault is never modified. The index lives in your user cache directory unless
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	root.AddCommand(
-		newIndexCmd(g), newSearchCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g),
+		newIndexCmd(g), newSearchCmd(g), newRelatedCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",

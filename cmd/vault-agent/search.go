@@ -20,7 +20,7 @@ func newSearchCmd(g *globalFlags) *cobra.Command {
 	var limit int
 	var asJSON bool
 	var tags, folders []string
-	var since, until string
+	var since, until, mode string
 	cmd := &cobra.Command{
 		Use:   "search --vault DIR [--limit N] [--json] QUERY",
 		Short: "Search the notes of a vault",
@@ -36,7 +36,11 @@ Query language:
   tag:#x               tag:#project            (also matches nested tags like #project/alpha)
   path:folder/         path:recipes/
   file:name            file:"Meeting Notes"
-Misspelt words of 4+ letters also match their likely spelling (the first letter must be right).`,
+Misspelt words of 4+ letters also match their likely spelling (the first letter must be right).
+
+With an embedding model (--embed-model, and --embed-base-url for a local server), search is
+hybrid by default: the ranking by words fused with the notes closest in meaning, so a note is
+found by words it never uses. --mode lexical|semantic|hybrid chooses. Filters apply in every mode.`,
 		Example: `  vault-agent search --vault ~/Notes sourdough
   vault-agent search --vault ~/Notes --limit 5 'tag:#project "launch plan" -draft'
   vault-agent search --vault ~/Notes --json --since 2026-03-01 standup`,
@@ -49,7 +53,12 @@ Misspelt words of 4+ letters also match their likely spelling (the first letter 
 			if limit < 1 || limit > 100 {
 				return usageError(cmd, "--limit must be between 1 and 100, got %d", limit)
 			}
-			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders}
+			switch mode {
+			case "", search.ModeLexical, search.ModeSemantic, search.ModeHybrid:
+			default:
+				return usageError(cmd, "--mode must be lexical, semantic or hybrid, got %q", mode)
+			}
+			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders, Mode: mode}
 			var err error
 			if req.From, err = parseDate(since); err != nil {
 				return usageError(cmd, "--since: %v", err)
@@ -69,8 +78,8 @@ Misspelt words of 4+ letters also match their likely spelling (the first letter 
 				return err
 			}
 			defer svc.Close()
-			res, err := svc.Index().Search(cmd.Context(), req)
-			if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrBadQuery) {
+			res, err := svc.Search(cmd.Context(), req)
+			if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrBadQuery) || errors.Is(err, service.ErrNoEmbedder) {
 				return usageError(cmd, "%v", err)
 			}
 			if err != nil {
@@ -93,6 +102,7 @@ Misspelt words of 4+ letters also match their likely spelling (the first letter 
 	cmd.Flags().StringSliceVar(&folders, "folder", nil, "only notes under this folder (repeatable)")
 	cmd.Flags().StringVar(&since, "since", "", "only notes modified or dated on or after this date (YYYY-MM-DD)")
 	cmd.Flags().StringVar(&until, "until", "", "only notes modified or dated on or before this date (YYYY-MM-DD)")
+	cmd.Flags().StringVar(&mode, "mode", "", "lexical (words), semantic (meaning) or hybrid (both); default hybrid with --embed-model, else lexical")
 	return cmd
 }
 
