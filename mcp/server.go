@@ -24,6 +24,9 @@ type Config struct {
 	// with service.Options.Agent); Model describes the agent's model.
 	Ask   bool
 	Model ModelInfo
+	// Semantic offers related_notes and search_notes' semantic and hybrid
+	// modes: the vault is opened with an embedding model.
+	Semantic bool
 	// VaultName names the vault in the server's instructions, e.g. the
 	// folder name.
 	VaultName string
