@@ -50,7 +50,9 @@ func relatedTool() *Tool {
 			}
 			return out, nil
 		},
-		summary: func(a RelatedArgs) string { return fmt.Sprintf("Looking for notes related to %s", noteLabel(a.NotePath)) },
+		summary: func(a RelatedArgs) string {
+			return fmt.Sprintf("Looking for notes related to %s", noteLabel(a.NotePath))
+		},
 		outcome: func(out any) string {
 			r := out.(*RelatedResult)
 			return fmt.Sprintf("Found %d related note%s", len(r.Results), plural(len(r.Results)))

@@ -36,8 +36,8 @@ type Env struct {
 func ProcessEnv() Env {
 	cache, _ := os.UserCacheDir()
 	return Env{
-		APIKey:   os.Getenv("OPENAI_API_KEY"),
-		BaseURL:  os.Getenv("OPENAI_BASE_URL"),
+		APIKey:      os.Getenv("OPENAI_API_KEY"),
+		BaseURL:     os.Getenv("OPENAI_BASE_URL"),
 		Model:       strings.TrimSpace(os.Getenv("OPENAI_MODEL")),
 		EmbedAPIKey: os.Getenv("VAULT_AGENT_EMBED_API_KEY"),
 		CacheDir:    cache,
