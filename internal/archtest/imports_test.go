@@ -55,8 +55,8 @@ var helpers = map[string]int{
 	"rpc/rpctest":                    7,
 	"scripts/benchmedian":            0,
 	"internal/archtest":              0,
-	"internal/eval":                  2, // the relevance harness: search and vault
-	"scripts/eval":                   2,
+	"internal/eval":                  3, // the relevance harness: search, its vectors and vault
+	"scripts/eval":                   3,
 }
 
 type pkg struct {

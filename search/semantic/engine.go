@@ -64,6 +64,7 @@ type Engine struct {
 	updated chan struct{}
 
 	embedded atomic.Int64 // chunks embedded since Open
+	snips    snipCache    // snippets of the notes found
 
 	// mu guards the searchable matrix and the notes.
 	mu       sync.RWMutex

@@ -21,7 +21,7 @@ var ErrMode = errors.New("search mode must be lexical, semantic or hybrid")
 
 // Depth of the two ranked lists that hybrid search fuses.
 const (
-	lexDepth = 50
+	lexDepth = 30
 	semDepth = 100
 	// rrfK is the k of reciprocal rank fusion: 1/(k+rank).
 	rrfK = 60
@@ -423,17 +423,24 @@ func (e *Engine) paths(hs []hit) []string {
 const snippetRunes = 240
 
 // results turns hits (whose row is now the chunk index) into results,
-// with the best chunk's heading and the start of its text as snippet.
+// with the best chunk's heading and the start of its text as snippet. The
+// notes are read in parallel, and their snippets cached by content hash.
 func (e *Engine) results(hs []hit) []search.Result {
-	out := make([]search.Result, 0, len(hs))
-	for _, h := range hs {
+	out := make([]search.Result, len(hs))
+	keep := make([]bool, len(hs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, h := range hs {
 		p := e.pathOf(h.note)
 		if p == "" {
 			continue
 		}
-		r := search.Result{Path: p, Score: math.Round(float64(h.score)*1e4) / 1e4, ChunkIndex: int(h.row), Tags: []string{}}
+		keep[i] = true
+		r := &out[i]
+		*r = search.Result{Path: p, Score: math.Round(float64(h.score)*1e4) / 1e4, ChunkIndex: int(h.row), Tags: []string{}}
+		hash := ""
 		if m, ok := e.ix.Note(p); ok {
-			r.Title = m.Title
+			r.Title, hash = m.Title, m.Hash
 			if m.Tags != nil {
 				r.Tags = m.Tags
 			}
@@ -442,17 +449,76 @@ func (e *Engine) results(hs []hit) []search.Result {
 				r.Date = m.Date.UnixMilli()
 			}
 		}
-		if note, err := e.v.ReadNote(p); err == nil && int(h.row) < len(note.Chunks) {
-			c := note.Chunks[h.row]
-			r.Heading = c.Heading
-			r.Snippet = truncate.Runes(strings.Join(strings.Fields(c.Text), " "), snippetRunes)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if c, ok := e.snips.get(p, hash, r.ChunkIndex); ok {
+				r.Heading, r.Snippet = c.heading, c.text
+				return
+			}
+			note, err := e.v.ReadNote(p)
+			if err != nil {
+				return
+			}
+			snips := make([]snip, len(note.Chunks))
+			for j, c := range note.Chunks {
+				snips[j] = snip{heading: c.Heading, text: truncate.Runes(strings.Join(strings.Fields(c.Text), " "), snippetRunes)}
+			}
+			e.snips.put(p, note.Hash, snips)
+			if r.ChunkIndex < len(snips) {
+				r.Heading, r.Snippet = snips[r.ChunkIndex].heading, snips[r.ChunkIndex].text
+			}
 			if r.Title == "" {
 				r.Title = note.Title
 			}
-		}
-		out = append(out, r)
+		}()
 	}
-	return out
+	wg.Wait()
+	kept := out[:0]
+	for i, r := range out {
+		if keep[i] {
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// snip is the heading and start of a chunk, as a result shows it.
+type snip struct{ heading, text string }
+
+// snipCache keeps the snippets of the notes recently found, by path and
+// content hash (an edited note is read again). It holds at most
+// maxSnipNotes notes (about 2.5 MB), and is emptied when full.
+type snipCache struct {
+	mu sync.Mutex
+	m  map[string]snipEntry
+}
+
+type snipEntry struct {
+	hash  string
+	snips []snip
+}
+
+const maxSnipNotes = 1024
+
+func (c *snipCache) get(path, hash string, chunk int) (snip, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	en, ok := c.m[path]
+	if !ok || hash == "" || en.hash != hash || chunk >= len(en.snips) {
+		return snip{}, false
+	}
+	return en.snips[chunk], true
+}
+
+func (c *snipCache) put(path, hash string, snips []snip) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxSnipNotes {
+		c.m = map[string]snipEntry{}
+	}
+	c.m[path] = snipEntry{hash: hash, snips: snips}
 }
 
 // freeText is the part of a query that is embedded: its words and
