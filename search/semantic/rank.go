@@ -159,14 +159,20 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	return out, nil
 }
 
-// weight is how much hybrid search trusts the vectors for one query: the
-// mean z-score of the best lexical results' similarity, among the
-// similarities of all notes, mapped from [zLow, zHigh] onto [0, 1]. With
-// vectors that carry no signal that mean is about 0 (and above 1 for 5
-// results about once in 60 queries, which weighs them at most a little).
+// weight is how much hybrid search trusts the vectors for one query. The
+// best lexical results (up to agreeTop) are likely relevant; if the
+// vectors carry signal they put those notes' chunks above the typical
+// chunk. For each, the mean similarity of its k chunks is turned into a
+// z-score against all chunks (mean, and standard deviation over sqrt(k)),
+// and the z-scores are summed and divided by the square root of their
+// number. For vectors without signal that statistic is a standard normal
+// whatever the notes' lengths (a note's best chunk would not be: the best
+// of many chunks is high by chance), so the weight, 0 below tLow and
+// rising to 1 at tHigh, stays 0 for all but about 1 query in 150, and
+// small for those.
 func (e *Engine) weight(r ranked, lex []search.Result) float64 {
-	const zLow, zHigh = 1.0, 3.0
-	if r.std == 0 {
+	const tLow, tHigh = 2.5, 4.5
+	if r.chunkStd == 0 {
 		return 0
 	}
 	var sum float64
@@ -175,14 +181,15 @@ func (e *Engine) weight(r ranked, lex []search.Result) float64 {
 	for _, x := range lex[:min(agreeTop, len(lex))] {
 		n++
 		st := e.notes[x.Path]
-		if st == nil || int(st.id) >= len(r.best) || math.IsInf(float64(r.best[st.id]), -1) {
+		if st == nil || int(st.id) >= len(r.sum) || len(st.rows) == 0 {
 			continue // not embedded yet: counts as noise
 		}
-		sum += (float64(r.best[st.id]) - r.mean) / r.std
+		k := float64(len(st.rows))
+		sum += (float64(r.sum[st.id])/k - r.chunkMean) * math.Sqrt(k) / r.chunkStd
 	}
 	e.mu.RUnlock()
-	z := sum / float64(n)
-	return min(max((z-zLow)/(zHigh-zLow), 0), 1)
+	t := sum / math.Sqrt(float64(n))
+	return min(max((t-tLow)/(tHigh-tLow), 0), 1)
 }
 
 type fusedDoc struct {
@@ -277,9 +284,11 @@ type hit struct {
 type ranked struct {
 	top    []hit     // best first
 	best   []float32 // by note id: best similarity, -Inf when not scored
+	sum    []float32 // by note id: the sum of its chunks' similarities
 	scored int       // notes scored
-	mean   float64   // of the best similarities of the notes scored
-	std    float64
+	// chunkMean and chunkStd describe the similarities of all the chunks
+	// scored.
+	chunkMean, chunkStd float64
 }
 
 var scorePool = sync.Pool{New: func() any { return new([]int32) }}
@@ -308,7 +317,10 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 		qinv = float32(1 / math.Sqrt(float64(qn)))
 	}
 	best := make([]float32, len(e.byID))
+	sums := make([]float32, len(e.byID))
 	bestRow := make([]int32, len(e.byID))
+	var cSum, cSq float64
+	chunks := 0
 	negInf := float32(math.Inf(-1))
 	for i := range best {
 		best[i] = negInf
@@ -318,20 +330,26 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 		if n == skip || (allowed != nil && !allowed[n]) {
 			continue
 		}
-		if c := float32(s) * e.inv[r] * qinv; c > best[n] {
+		c := float32(s) * e.inv[r] * qinv
+		sums[n] += c
+		chunks++
+		cSum += float64(c)
+		cSq += float64(c) * float64(c)
+		if c > best[n] {
 			best[n], bestRow[n] = c, int32(r)
 		}
 	}
-	out := ranked{best: best}
+	out := ranked{best: best, sum: sums}
+	if chunks > 0 {
+		out.chunkMean = cSum / float64(chunks)
+		out.chunkStd = math.Sqrt(max(cSq/float64(chunks)-out.chunkMean*out.chunkMean, 0))
+	}
 	h := &hitHeap{}
-	var sum, sumSq float64
 	for n, s := range best {
 		if s == negInf {
 			continue
 		}
 		out.scored++
-		sum += float64(s)
-		sumSq += float64(s) * float64(s)
 		x := hit{note: int32(n), row: bestRow[n], score: s}
 		if h.Len() < k {
 			heap.Push(h, x)
@@ -339,10 +357,6 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 			(*h)[0] = x
 			heap.Fix(h, 0)
 		}
-	}
-	if out.scored > 0 {
-		out.mean = sum / float64(out.scored)
-		out.std = math.Sqrt(max(sumSq/float64(out.scored)-out.mean*out.mean, 0))
 	}
 	out.top = make([]hit, h.Len())
 	for i := len(out.top) - 1; i >= 0; i-- {

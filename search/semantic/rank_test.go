@@ -149,3 +149,49 @@ func TestFreeText(t *testing.T) {
 		t.Errorf("freeText = %q", got)
 	}
 }
+
+// Vectors without signal get no weight in hybrid search, whatever the
+// lengths of the notes; vectors that agree with the words get some.
+func TestWeightIgnoresNoise(t *testing.T) {
+	dir := t.TempDir()
+	words := strings.Fields("apple river stone cloud engine garden piano window forest candle rocket silver violin harbor meadow lantern")
+	for i := range 120 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Note %d\n\n", i)
+		for s := range 1 + i%7 { // 1 to 7 sections: long and short notes
+			fmt.Fprintf(&b, "## Part %d\n\n%s %s %s\n\n", s, words[(i+s)%len(words)], words[(i*3+s)%len(words)], words[(i*7+s*5)%len(words)])
+		}
+		writeFile(t, dir, fmt.Sprintf("n%03d.md", i), b.String())
+	}
+	ix := openIndex(t, dir)
+	for _, c := range []struct {
+		name   string
+		fn     llmtest.EmbedFunc
+		weighs func(n int) bool
+	}{
+		{"random", llmtest.RandomVectors(dims), func(n int) bool { return n <= 1 }},
+		{"words", llmtest.WordVectors(dims, nil), func(n int) bool { return n >= 10 }},
+	} {
+		f := newFixture(t, c.fn)
+		e := f.open(t, ix, f.embedder(t, c.name, 64), "", 64)
+		syncOK(t, e)
+		weighed := 0
+		for i, w := range words {
+			q := w + " " + words[(i+5)%len(words)]
+			lex, err := ix.Search(context.Background(), search.Request{Query: q, Limit: lexDepth})
+			if err != nil {
+				t.Fatal(err)
+			}
+			qv, err := e.queryVector(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.weight(e.rank(qv, nil, -1, semDepth), lex.Results) > 0 {
+				weighed++
+			}
+		}
+		if !c.weighs(weighed) {
+			t.Errorf("%s vectors: %d of %d queries gave the vectors weight", c.name, weighed, len(words))
+		}
+	}
+}
