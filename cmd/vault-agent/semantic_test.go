@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vault-agent/vault-agent/llm/llmtest"
 )
@@ -63,4 +64,62 @@ func TestSemanticSearchCLI(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stdout, "\n") < 2 || strings.Contains(r.stdout, "(recipes/Sourdough Starter.md)") {
 		t.Errorf("related: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// A process killed (SIGKILL) while embedding loses at most the batch in
+// flight: the next start embeds only what was not committed.
+func TestKilledWhileEmbeddingResumes(t *testing.T) {
+	srv := llmtest.NewEmbedServer(t, llmtest.WordVectors(64, nil))
+	held, release := srv.HoldFrom(3) // two batches go through, the third hangs
+	defer release()
+	idx := filepath.Join(t.TempDir(), "idx")
+	args := []string{"index", "--vault", fixture, "--index", idx, "--embed-model", "m", "--embed-base-url", srv.URL}
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the third batch never arrived")
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup runs
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	committed := srv.Texts()
+	if committed != 2*64 {
+		t.Fatalf("%d chunks embedded before the kill, want 128 (two batches)", committed)
+	}
+	release()
+	srv.HoldFrom(1 << 30)
+	r := runCLI(t, append(args, "--json")...)
+	if r.code != 0 {
+		t.Fatalf("restart: exit %d\n%s", r.code, r.stderr)
+	}
+	resumed := srv.Texts() - committed
+	// The restart embeds the rest, the batch lost with the kill included,
+	// and nothing committed before it.
+	r = runCLI(t, append(args, "--json")...)
+	if r.code != 0 || srv.Texts() != committed+resumed {
+		t.Fatalf("a third run embedded %d chunks, want 0", srv.Texts()-committed-resumed)
+	}
+	total := vectorCount(t, srv)
+	if resumed != total-committed {
+		t.Errorf("the restart embedded %d chunks, want %d (all %d but the %d committed)", resumed, total-committed, total, committed)
+	}
+}
+
+// vectorCount is how many distinct chunks the fixture vault has: what a
+// fresh index embeds.
+func vectorCount(t *testing.T, srv *llmtest.EmbedServer) int {
+	t.Helper()
+	before := srv.Texts()
+	r := runCLI(t, "index", "--vault", fixture, "--index", filepath.Join(t.TempDir(), "fresh"), "--embed-model", "m", "--embed-base-url", srv.URL)
+	if r.code != 0 {
+		t.Fatalf("fresh index: %s", r.stderr)
+	}
+	return srv.Texts() - before
 }

@@ -87,6 +87,9 @@ type EmbedServer struct {
 	models   map[string]int
 	fails    []Reply
 	auth     string
+	holdFrom int           // requests from this number on are held; 0: none
+	held     chan struct{} // signalled when a request is held
+	release  chan struct{} // closed to let held requests go
 }
 
 // NewEmbedServer starts a server embedding with fn; it is closed when the
@@ -114,6 +117,18 @@ func (s *EmbedServer) FailNext(replies ...Reply) {
 	s.mu.Lock()
 	s.fails = append(s.fails, replies...)
 	s.mu.Unlock()
+}
+
+// HoldFrom makes request number n (1-based) and every later one wait,
+// before answering, until release is called or the client goes away (a
+// process killed mid-request). held receives a value as each arrives.
+func (s *EmbedServer) HoldFrom(n int) (held <-chan struct{}, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holdFrom, s.held, s.release = n, make(chan struct{}, 16), make(chan struct{})
+	rel := s.release
+	var once sync.Once
+	return s.held, func() { once.Do(func() { close(rel) }) }
 }
 
 // Requests returns how many requests arrived, failed ones included.
@@ -171,6 +186,20 @@ func (s *EmbedServer) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
 	s.auth = r.Header.Get("Authorization")
+	if s.holdFrom > 0 && s.requests >= s.holdFrom {
+		held, rel := s.held, s.release
+		s.mu.Unlock()
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-rel:
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
 	if len(s.fails) > 0 {
 		f := s.fails[0]
 		s.fails = s.fails[1:]
