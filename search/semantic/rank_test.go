@@ -195,3 +195,24 @@ func TestWeightIgnoresNoise(t *testing.T) {
 		}
 	}
 }
+
+// A query the embedder cannot embed: hybrid answers lexically (and logs
+// why), semantic fails with the reason.
+func TestHybridFallsBackWhenTheQueryCannotBeEmbedded(t *testing.T) {
+	dir := filterVault(t)
+	f := newFixture(t, llmtest.WordVectors(dims, nil))
+	e := f.open(t, openIndex(t, dir), f.embedder(t, "m1", 64), "", 64)
+	syncOK(t, e)
+	f.srv.FailNext(llmtest.Reply{Status: 400, Message: "model unloaded"})
+	res, err := e.Search(context.Background(), search.Request{Query: "compost"})
+	if err != nil || len(res.Results) == 0 || res.Results[0].Path != "garden/compost.md" {
+		t.Fatalf("hybrid: %v %+v", err, res)
+	}
+	if !strings.Contains(f.logs(), "hybrid search without vectors") {
+		t.Errorf("no warning: %s", f.logs())
+	}
+	f.srv.FailNext(llmtest.Reply{Status: 400, Message: "model unloaded"})
+	if _, err := e.Search(context.Background(), search.Request{Query: "compost", Mode: search.ModeSemantic}); err == nil || !strings.Contains(err.Error(), "model unloaded") {
+		t.Errorf("semantic: %v", err)
+	}
+}
