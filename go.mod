@@ -3,6 +3,7 @@ module github.com/vault-agent/vault-agent
 go 1.25.0
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/blevesearch/bleve/v2 v2.5.7
 	github.com/blevesearch/bleve_index_api v1.2.11
 	github.com/blevesearch/go-porterstemmer v1.0.3

@@ -182,6 +182,8 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (res sdk.Promp
 	})
 	result, err := ss.vault.Run(turnCtx, service.RunRequest{
 		RunID: runID, SessionID: string(ss.id), Message: goal, History: runHistory, Settings: settings, Stop: turn.stop,
+		// With allowEdits, each edit is a session/request_permission.
+		Approver: &editApprover{s: s, session: ss.id, updates: updates},
 	}, updates)
 	if err != nil {
 		return res, toRequestError(method, err)

@@ -24,6 +24,11 @@ var toolKinds = map[string]sdk.ToolKind{
 	"readNote":    sdk.ToolKindRead,
 	"getFileTree": sdk.ToolKindRead,
 	"getTagList":  sdk.ToolKindRead,
+
+	agent.ToolCreateNote:    sdk.ToolKindEdit,
+	agent.ToolAppendToNote:  sdk.ToolKindEdit,
+	agent.ToolReplaceInNote: sdk.ToolKindEdit,
+	agent.ToolSetProperties: sdk.ToolKindEdit,
 }
 
 // maxHits is how many search hits a tool call's result shows.
@@ -61,6 +66,9 @@ type turnUpdates struct {
 	// the session-unique tool call ids sent; n numbers them.
 	ids map[string]sdk.ToolCallId
 	n   int
+	// last is the tool call announced last: the one an inline tool (an
+	// edit asking for permission) is running.
+	last sdk.ToolCallId
 
 	// par mode's typed plan, shown as plan entries.
 	parSteps   []planner.PlanStep
@@ -76,6 +84,10 @@ func newTurnUpdates(runID, root string, planner bool, send func(sdk.SessionUpdat
 	})
 	return u
 }
+
+// currentTool returns the id of the tool call announced last. Like Emit,
+// it is called from the run's goroutine.
+func (u *turnUpdates) currentTool() sdk.ToolCallId { return u.last }
 
 // Emit maps one event.
 func (u *turnUpdates) Emit(ev agent.Event) {
@@ -117,6 +129,7 @@ func (u *turnUpdates) Emit(ev agent.Event) {
 		u.n++
 		id := sdk.ToolCallId(fmt.Sprintf("%s/%d-%s", u.runID, u.n, p.CallID))
 		u.ids[p.CallID] = id
+		u.last = id
 		start, running := toolStarted(id, u.root, p)
 		u.send(start)
 		u.send(running)

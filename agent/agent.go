@@ -52,6 +52,9 @@ type Config struct {
 	RequestInput         bool          `json:"requestInput"`          // offer request_input outside roa mode
 	PolicyPath           string        `json:"policyPath,omitempty"`  // staged mode policy file; "" = built-in
 	PromptDir            string        `json:"promptDir,omitempty"`   // user overrides of embedded prompt templates
+	// AllowEdits offers the edit tools (create_note, append_to_note,
+	// replace_in_note, set_properties) to a run that has an Editor.
+	AllowEdits bool `json:"allowEdits,omitempty"`
 }
 
 // RunRequest starts one run.
@@ -69,6 +72,10 @@ type RunRequest struct {
 	// passes the Done channel of the request that asked for the run, so
 	// cancelling the request stops the run even before it is registered.
 	Stop <-chan struct{}
+	// Editor carries out the edit tools' calls (with Config.AllowEdits):
+	// the front-end's way of asking the person. Without one no edit tool
+	// is offered.
+	Editor Editor
 }
 
 // Result is what a run ended with.
@@ -165,7 +172,7 @@ func New(deps Deps) (*Agent, error) {
 	if deps.Related != nil {
 		tools = append(tools, relatedTool())
 	}
-	a.registry = NewRegistry(append(tools, plannerTools()...)...)
+	a.registry = NewRegistry(append(append(tools, plannerTools()...), editTools()...)...)
 	if deps.ReviewStorePath != "" {
 		st, err := planner.OpenReviewStore(deps.ReviewStorePath, time.Hour)
 		if err != nil {

@@ -2,16 +2,20 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Tool and prompt versions referenced by events (tool_version,
@@ -141,7 +145,7 @@ func builtinTools() []*Tool {
 				}
 				out, err := env.index.ReadChunk(a.NotePath, chunk)
 				if err != nil {
-					return nil, toolErrorf("%v", err)
+					return nil, toolErrorf("%v%s", err, nearestNotes(ctx, env.index, a.NotePath, err))
 				}
 				return out, nil
 			},
@@ -226,6 +230,30 @@ func builtinTools() []*Tool {
 			outcome: func(out any) string { return "Got the current time" },
 		}),
 	}
+}
+
+// nearestNotes suggests notes for a name that resolves to none and whose
+// lookup found no close spelling: the best matches of a search for its
+// words, as "; nearest notes: ...".
+func nearestNotes(ctx context.Context, ix Index, name string, err error) string {
+	if !errors.Is(err, vault.ErrNotFound) || strings.Contains(err.Error(), "did you mean") {
+		return ""
+	}
+	words := strings.Join(strings.FieldsFunc(noteLabel(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+	if words == "" {
+		return ""
+	}
+	res, serr := ix.Search(ctx, search.Request{Query: words, Limit: 3})
+	if serr != nil || len(res.Results) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(res.Results))
+	for i, r := range res.Results {
+		quoted[i] = strconv.Quote(r.Path)
+	}
+	return "; did you mean " + strings.Join(quoted, ", ") + "?"
 }
 
 func plural(n int) string {

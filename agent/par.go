@@ -89,6 +89,9 @@ func (r *runState) loopTools() []llm.ToolDef {
 		if d.Name == ToolRequestInput && !r.cfg.RequestInput {
 			continue
 		}
+		if IsEditTool(d.Name) && !r.editsOffered() {
+			continue
+		}
 		out = append(out, d)
 	}
 	return out
@@ -150,6 +153,7 @@ func (r *runState) par(runCtx, timeoutCtx context.Context, user string) *Result 
 
 func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist *planner.PlanHistory) *Result {
 	r.messages = buildMessages("", r.history, user)
+	r.readNamed(timeoutCtx)
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	all := r.loopTools()
 	known := defNames(all)

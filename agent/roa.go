@@ -180,6 +180,7 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 	}
 	r.promptVersion = prompts.version
 	r.messages = buildMessages("", r.history, user)
+	r.readNamed(timeoutCtx)
 	tools := r.toolDefs()
 	toolList := describeTools(tools)
 	var lastObservation string

@@ -37,6 +37,8 @@ type runState struct {
 	registry    *Registry
 	index       Index
 	related     Relater
+	// editor carries out the edit tools (nil: no edit tool is offered).
+	editor Editor
 
 	// history is the earlier conversation (buildMessages drops its system
 	// and empty messages).
@@ -111,7 +113,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	r := &runState{
 		id: runID, session: req.SessionID, cfg: cfg, goal: strings.TrimSpace(req.Message),
 		model: model, sink: sink, logger: a.logger().With("run", runID), now: now,
-		registry: a.registry, index: a.deps.Index, related: a.deps.Related, history: req.History, promptVersion: PromptVersion,
+		registry: a.registry, index: a.deps.Index, related: a.deps.Related, editor: req.Editor, history: req.History, promptVersion: PromptVersion,
 		overuse: planner.OveruseGuard{Max: planner.DefaultMaxPlannerOnly},
 		cont:    planner.Continuation{Max: cfg.MaxPlanContinuations},
 	}
@@ -235,6 +237,7 @@ func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Resul
 		system += "\n\n" + planner.PromptGuidance
 	}
 	r.messages = buildMessages(system, r.history, user)
+	r.readNamed(timeoutCtx)
 	return r.loop(runCtx, timeoutCtx)
 }
 
@@ -301,8 +304,14 @@ func (r *runState) allowed(name string) bool {
 	case ToolRequestInput:
 		return r.cfg.RequestInput || r.cfg.Mode == ModeROA
 	}
+	if IsEditTool(name) {
+		return r.editsOffered()
+	}
 	return true
 }
+
+// editsOffered reports whether the run offers the edit tools.
+func (r *runState) editsOffered() bool { return r.cfg.AllowEdits && r.editor != nil }
 
 // callModel makes one tool-calling model call of the react loop, streaming
 // its answer text, and records it.

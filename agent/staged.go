@@ -47,6 +47,7 @@ func (r *runState) staged(runCtx, timeoutCtx context.Context, user string) *Resu
 		return r.finish(StopError, "", err)
 	}
 	r.messages = buildMessages("", r.history, user)
+	r.readNamed(timeoutCtx)
 	defer func() { r.gate, r.stepRef = nil, "" }()
 	version := pol.PromptVersion()
 	all := r.loopTools()

@@ -27,6 +27,10 @@ type Config struct {
 	// Semantic offers related_notes and search_notes' semantic and hybrid
 	// modes: the vault is opened with an embedding model.
 	Semantic bool
+	// AllowEdits offers the edit tools (create_note, append_to_note,
+	// replace_in_note, set_properties), annotated destructive so that
+	// clients ask their user before each call. Off by default: read-only.
+	AllowEdits bool
 	// VaultName names the vault in the server's instructions, e.g. the
 	// folder name.
 	VaultName string
@@ -110,7 +114,11 @@ func (s *Server) instructions() string {
 	} else {
 		name = fmt.Sprintf("the person's %q", name)
 	}
-	text := fmt.Sprintf("Tools over %s markdown notes vault (Obsidian-style), read-only. ", name) +
+	access := "read-only"
+	if s.cfg.AllowEdits {
+		access = "read and, with create_note, append_to_note, replace_in_note and set_properties, write"
+	}
+	text := fmt.Sprintf("Tools over %s markdown notes vault (Obsidian-style), %s. ", name, access) +
 		"Find notes with search_notes (ranked, with a snippet and the chunk to read), then read_note with that chunk " +
 		"(or a heading) rather than whole notes. list_notes, list_tags and notes_in_range browse; links shows a note's " +
 		"links and backlinks. Cite notes by path."

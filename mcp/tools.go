@@ -218,6 +218,9 @@ func (s *Server) addTools() {
 	if s.cfg.Ask {
 		s.addAskTool()
 	}
+	if s.cfg.AllowEdits {
+		s.addEditTools()
+	}
 }
 
 // ---- shared helpers

@@ -73,6 +73,8 @@ func (s *Server) AgentRun(ctx context.Context, p *protocol.AgentRunParams) (*pro
 		// The host cancelling the request stops the run at its next phase
 		// boundary, as agent/stop does.
 		Stop: ctx.Done(),
+		// With allowEdits, each edit is a vault/applyEdit request.
+		Approver: hostApprover{s: s, runID: runID},
 	}, agent.Tee(&updateSink{client: s.client, runID: runID}, obs))
 	obs.Stop()
 	if err != nil {

@@ -35,6 +35,7 @@ func settingsOf(p *protocol.Settings) service.Settings {
 		Trace:                p.Trace,
 		EmbedModel:           p.EmbedModel,
 		EmbedBaseURL:         p.EmbedBaseURL,
+		AllowEdits:           p.AllowEdits,
 		Excludes:             p.Excludes,
 		ObsidianExcludes:     p.ObsidianExcludes,
 	}

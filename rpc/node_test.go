@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/internal/nodetest"
 )
 
@@ -14,7 +15,8 @@ import (
 func TestNodeClient(t *testing.T) {
 	nodetest.Run(t, "node-client", "vscode-jsonrpc",
 		"VAULT_AGENT_BIN="+binary(t),
-		"VAULT_DIR="+fixtureVault,
+		// The client's edit run writes into the vault: a copy.
+		"VAULT_DIR="+fixture.Copy(t),
 		"VAULT_AGENT_INDEX="+filepath.Join(t.TempDir(), "index"),
 		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=",
 		"QUIET=1",

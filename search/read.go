@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -65,10 +66,16 @@ func lookupNote(v *vault.Vault, paths []string, name string) (string, error) {
 
 // ReadChunkOf reads the note name designates, as ReadNoteOf does, and
 // returns its chunk number chunk; a chunk out of range wraps ErrChunkRange.
+// A name with a heading ("[[Note#Heading]]", "Note.md#Heading") asks for
+// that section: chunk 0 is then the section's first chunk (the note's
+// first chunk when no heading matches).
 func ReadChunkOf(v *vault.Vault, paths []string, name string, chunk int) (*NoteChunk, error) {
 	n, err := ReadNoteOf(v, paths, name)
 	if err != nil {
 		return nil, err
+	}
+	if h := headingOf(name); h != "" && chunk == 0 {
+		chunk = SectionChunk(n, h)
 	}
 	p := n.Path
 	count := max(len(n.Chunks), 1)
@@ -105,4 +112,52 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// headingOf returns the heading part of a note name, "" when it has none:
+// what follows the first '#' (Obsidian forbids '#' in file names), before
+// any "|alias" and "]]".
+func headingOf(name string) string {
+	_, h, ok := strings.Cut(name, "#")
+	if !ok {
+		return ""
+	}
+	h, _, _ = strings.Cut(h, "|")
+	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(h), "]]"))
+}
+
+// SectionChunk returns the first chunk of n under heading (compared
+// without case, blanks or markup, against the innermost heading of each
+// chunk, then any level of its heading path), or 0 when none is.
+func SectionChunk(n *vault.Note, heading string) int {
+	want := headingKey(heading)
+	if want == "" {
+		return 0
+	}
+	for pass := 0; pass < 2; pass++ {
+		for _, c := range n.Chunks {
+			parts := strings.Split(c.Heading, " > ")
+			if pass == 0 {
+				parts = parts[len(parts)-1:]
+			}
+			for _, p := range parts {
+				if headingKey(p) == want {
+					return c.Index
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// headingKey is a heading as a link compares it: lower case, letters and
+// digits only.
+func headingKey(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

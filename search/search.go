@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -311,12 +312,18 @@ func (ix *Index) requestFilters(req Request) (out []query.Query, none bool) {
 			v := float64(req.To.UnixMilli())
 			hi = &v
 		}
-		// Modified in the range, or dated in it: a daily note of March 12
+		// Dated in the range, or modified in it: a daily note of March 12
 		// is "from March 12" even when the vault was copied or synced
-		// yesterday and every mtime is new.
+		// yesterday and every mtime is new. When most notes share one
+		// recent mtime (a clone, a copy, a sync), mtimes say nothing of
+		// when a note was written and only dates count.
 		incl := true
+		fields := []string{fDate}
+		if ix.mtimesMeaningful() {
+			fields = append(fields, fMTime)
+		}
 		byTime := make([]query.Query, 0, 2)
-		for _, f := range []string{fMTime, fDate} {
+		for _, f := range fields {
 			rq := query.NewNumericRangeInclusiveQuery(lo, hi, &incl, &incl)
 			rq.SetField(f)
 			byTime = append(byTime, rq)
@@ -344,4 +351,37 @@ func anyOf(vals []string, one func(string) query.Query) query.Query {
 	d := query.NewDisjunctionQuery(qs)
 	d.SetMin(1)
 	return d
+}
+
+// Thresholds of mtimesMeaningful: a vault of at least sameMTimeMinNotes
+// notes whose mtimes fall, for sameMTimeShare of them, within
+// sameMTimeWindow was written to disk at once.
+const (
+	sameMTimeMinNotes = 20
+	sameMTimeShare    = 0.8
+	sameMTimeWindow   = time.Hour
+)
+
+// mtimesMeaningful reports whether the notes' modification times say when
+// they were written: false when most of them fall within one hour, as after
+// a clone, a copy or a sync.
+func (ix *Index) mtimesMeaningful() bool {
+	ix.mu.RLock()
+	ts := make([]int64, 0, len(ix.meta))
+	for _, m := range ix.meta {
+		ts = append(ts, m.MTime.UnixMilli())
+	}
+	ix.mu.RUnlock()
+	if len(ts) < sameMTimeMinNotes {
+		return true
+	}
+	slices.Sort(ts)
+	most, j := 0, 0
+	for i := range ts {
+		for ts[i]-ts[j] > sameMTimeWindow.Milliseconds() {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return float64(most) < sameMTimeShare*float64(len(ts))
 }

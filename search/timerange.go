@@ -46,17 +46,22 @@ type DateRange struct {
 	EndTime     int64  `json:"endTime"`
 	Expression  string `json:"expression"`
 	Description string `json:"description"`
+	// Note says how an unsure expression was read ("the holidays").
+	Note string `json:"note,omitempty"`
 }
 
 // ParseTimeRange turns a time expression ("last week", "yesterday",
 // "2026-03", "last 30 days", "in March", "next tuesday") into a range
 // [start, end] in epoch milliseconds, relative to now (in now's location).
 func ParseTimeRange(expr string, now time.Time) (*DateRange, error) {
-	e := strings.ToLower(strings.TrimSpace(expr))
-	e = strings.TrimPrefix(e, "in ")
-	e = strings.TrimPrefix(e, "during ")
-	e = strings.TrimPrefix(e, "from ")
-	e = strings.Join(strings.Fields(e), " ")
+	e := strings.Join(strings.Fields(strings.ToLower(strings.TrimSpace(expr))), " ")
+	e = strings.TrimRight(e, "?.!,")
+	if !reBetween.MatchString(e) {
+		for _, p := range []string{"in ", "during ", "from ", "on ", "for ", "over the ", "of "} {
+			e = strings.TrimPrefix(e, p)
+		}
+	}
+	e = strings.TrimPrefix(e, "the ")
 	day := func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location()) }
 	today := day(now)
 	weekStart := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7)) // Monday
@@ -64,6 +69,11 @@ func ParseTimeRange(expr string, now time.Time) (*DateRange, error) {
 	yearStart := time.Date(now.Year(), 1, 1, 0, 0, 0, 0, now.Location())
 
 	var start, end time.Time
+	var note string
+	if s, en, n, ok := parseSpan(e, now); ok {
+		start, end, note = s, en, n
+		e = "" // handled
+	}
 	switch e {
 	case "today":
 		start, end = today, today.AddDate(0, 0, 1)
@@ -151,5 +161,6 @@ func ParseTimeRange(expr string, now time.Time) (*DateRange, error) {
 		EndTime:     end.UnixMilli(),
 		Expression:  expr,
 		Description: fmt.Sprintf("%s to %s", start.Format("2006-01-02"), end.Format("2006-01-02")),
+		Note:        note,
 	}, nil
 }

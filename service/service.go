@@ -59,6 +59,10 @@ type Options struct {
 	// plans waiting for the user's review are then kept beside the index,
 	// across restarts, instead of in memory.
 	Sessions bool
+	// Journal is the file of the edit journal; "" puts it beside the index
+	// (or beside where the default index would be, for an index in
+	// memory). It must be outside the vault.
+	Journal string
 	// PrivateIndexIfLocked opens a private index in memory, with a
 	// warning, when another process holds the index, instead of failing
 	// with search.ErrLocked.
@@ -101,6 +105,8 @@ type Service struct {
 	synced    search.SyncStats
 	sem       *semantic.Engine // nil without an embedding model
 	agent     *agent.Agent
+
+	editState
 
 	stopWatch context.CancelFunc
 	closed    atomic.Bool
@@ -203,6 +209,11 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 			return nil, &OpenError{Part: PartIndex, Path: vp, Err: err}
 		}
 	}
+	if jp, err := journalPath(opts, s.env, s.vault.Root()); err != nil {
+		s.log.Debug("no edit journal: edits are refused", "error", err)
+	} else {
+		s.journal = vault.OpenJournal(jp)
+	}
 	if opts.Agent {
 		reviews := ""
 		if opts.Sessions && s.indexPath != "" {
@@ -304,6 +315,9 @@ type RunRequest struct {
 	Settings Settings
 	// Stop, when closed, stops the run as agent.Agent.Stop does.
 	Stop <-chan struct{}
+	// Approver asks the person about each edit the run proposes; a run
+	// whose settings allow edits needs one.
+	Approver Approver
 }
 
 // Run runs the agent to the end of one run, sending its events to sink and
@@ -330,6 +344,19 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 	if req.RunID != "" && s.agent.Active(req.RunID) {
 		return nil, fmt.Errorf("%w: %s", agent.ErrDuplicateRun, req.RunID)
 	}
+	var ed agent.Editor
+	if settings.EditsEnabled() {
+		switch {
+		case req.Approver == nil:
+			return nil, &SettingError{Key: "allowEdits", Msg: "is set, but this front-end has no way to ask for approval of edits"}
+		case s.journal == nil:
+			return nil, &SettingError{Key: "allowEdits", Msg: ErrNoJournal.Error(), Err: ErrNoJournal}
+		}
+		if req.RunID == "" {
+			req.RunID = s.agent.NewRunID()
+		}
+		ed = &editor{s: s, runID: req.RunID, approver: req.Approver}
+	}
 	if settings.Trace != "" {
 		tw, err := agent.CreateTrace(settings.Trace)
 		if err != nil {
@@ -355,6 +382,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 		Config:    settings.RunConfig(),
 		Model:     model,
 		Stop:      req.Stop,
+		Editor:    ed,
 	}, sink)
 }
 

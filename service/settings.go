@@ -64,6 +64,10 @@ type Settings struct {
 	// apply when the vault is opened.
 	EmbedModel   string
 	EmbedBaseURL string
+	// AllowEdits offers the agent the edit tools; each edit is applied only
+	// after the person approves it through the front-end (default false:
+	// read-only).
+	AllowEdits *bool
 
 	// Excludes are vault folders or glob patterns to skip; they apply when
 	// the vault is opened.
@@ -166,6 +170,7 @@ func (s Settings) RunConfig() agent.Config {
 		PlanReminderInterval: s.PlanReminderInterval,
 		RequestInputTimeout:  s.RequestInputTimeout,
 		PolicyPath:           s.Policy,
+		AllowEdits:           isTrue(s.AllowEdits),
 	}.Normalize()
 }
 

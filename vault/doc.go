@@ -7,8 +7,12 @@
 // with fsnotify so an index can stay fresh. IsNotePath is the one rule of
 // what a note path looks like (a .md file outside dot-folders).
 //
-// The vault is read-only to this package: nothing here creates, writes,
-// renames or deletes a file in it. Paths crossing the package boundary are
+// The vault is read-only to this package except for edits (edit.go): a
+// Proposal worked out by Propose is written by Apply only when a front-end
+// has had it approved, atomically and only if the note is unchanged since
+// it was read; the Journal (kept outside the vault) records each applied
+// edit so that Undo can revert it. Nothing else here creates, writes,
+// renames or deletes a file in the vault. Paths crossing the package boundary are
 // vault-relative slash paths ("projects/Alpha.md"); absolute paths, ".."
 // escapes, NUL bytes and symlinks leaving the vault are refused with
 // ErrUnsafePath. Parsing never fails and never panics: a note with broken

@@ -23,6 +23,15 @@ var (
 	ErrNotMarkdown = errors.New("not a markdown note")
 	// ErrNotDir reports a vault root that is not a directory.
 	ErrNotDir = errors.New("not a directory")
+	// ErrExists reports an edit creating a note where one exists.
+	ErrExists = errors.New("the note already exists")
+	// ErrConflict reports an edit of a note that changed since the edit
+	// read it: the edit is refused, never merged.
+	ErrConflict = errors.New("conflict")
+	// ErrEdit reports an edit that cannot be made as asked: the text to
+	// replace is not found (or found more than once), a heading is
+	// missing, the edit changes nothing.
+	ErrEdit = errors.New("cannot make the edit")
 )
 
 // AmbiguousError is returned by LookupIn and Vault.Lookup when a name

@@ -44,10 +44,29 @@ func NewFakeIndex(t testing.TB) *FakeIndex {
 	return fi
 }
 
-// Search scores notes by the occurrences of the query's words.
+// questionWords are left out of a query, as the real index weighs them
+// little or drops them, so a question typed in full finds what its words
+// find.
+var questionWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an and are as at be can did do does for from has have how i in is it me my of on or
+the this that to was what when where which who why with you your`) {
+		questionWords[w] = true
+	}
+}
+
+// Search scores notes by the occurrences of the query's words (question
+// words and punctuation aside).
 func (f *FakeIndex) Search(ctx context.Context, req search.Request) (*search.Results, error) {
 	res := &search.Results{}
-	words := strings.Fields(strings.ToLower(req.Query))
+	var words []string
+	for _, w := range strings.Fields(strings.ToLower(req.Query)) {
+		w = strings.Trim(w, `?!.,;:"'()`)
+		if w != "" && !questionWords[w] {
+			words = append(words, w)
+		}
+	}
 	for _, p := range f.paths {
 		n, err := f.v.ReadNote(p)
 		if err != nil {

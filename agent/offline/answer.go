@@ -16,52 +16,76 @@ import (
 // Answer composition: the sentences of the notes read that best match the
 // goal, with [[note]] citations.
 
-// source is a note the answer may quote.
+// source is a chunk of a note the answer may quote.
 type source struct {
 	path     string
 	title    string
 	heading  string
 	headings []string
 	content  string
-	rank     int
+	rank     int  // the note's rank: named notes first, then search order
+	named    bool // the goal names this note
+	chunk    int
 }
 
+// sources are the chunks read, a note's chunks together, in the order of
+// their notes: the notes the goal names, then the search's order. A failed
+// read falls back on the search snippet.
 func (st *convState) sources() []source {
-	var out []source
-	seen := map[string]bool{}
 	snippets := map[string]search.Result{}
 	for _, h := range st.hits() {
 		if _, ok := snippets[h.Path]; !ok {
 			snippets[h.Path] = h
 		}
 	}
-	for _, r := range st.reads {
-		if r.path == "" || seen[r.path] {
-			continue
+	rank := map[string]int{}
+	var order []string
+	var byPath = map[string][]source{}
+	add := func(s source) {
+		if _, ok := rank[s.path]; !ok {
+			rank[s.path] = len(order)
+			order = append(order, s.path)
 		}
-		seen[r.path] = true
-		s := source{path: r.path, title: r.title, heading: r.heading, headings: r.headings, content: r.content}
-		if r.failed || strings.TrimSpace(r.content) == "" {
-			h, ok := snippets[r.path]
-			if !ok {
+		byPath[s.path] = append(byPath[s.path], s)
+	}
+	seen := map[string]bool{}
+	for _, named := range []bool{true, false} {
+		for _, r := range st.reads {
+			if r.path == "" || st.isNamed(r) != named {
 				continue
 			}
-			s.content, s.heading, s.title = h.Snippet, h.Heading, h.Title
+			key := r.path + "#" + itoa(r.chunk)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			s := source{path: r.path, title: r.title, heading: r.heading, headings: r.headings, content: r.content, named: named, chunk: r.chunk}
+			if r.failed || strings.TrimSpace(r.content) == "" {
+				h, ok := snippets[r.path]
+				if !ok {
+					continue
+				}
+				s.content, s.heading, s.title = h.Snippet, h.Heading, h.Title
+			}
+			add(s)
 		}
-		out = append(out, s)
 	}
-	if len(out) == 0 { // no notes read (readNote not offered): quote snippets
+	if len(order) == 0 { // no notes read (readNote not offered): quote snippets
 		for i, h := range st.hits() {
 			if i == 3 {
 				break
 			}
-			out = append(out, source{path: h.Path, title: h.Title, heading: h.Heading, content: h.Snippet})
+			add(source{path: h.Path, title: h.Title, heading: h.Heading, content: h.Snippet})
 		}
 	}
-	for i := range out {
-		out[i].rank = i
-		if out[i].title == "" {
-			out[i].title = noteName(out[i].path)
+	var out []source
+	for _, p := range order {
+		for _, s := range byPath[p] {
+			s.rank = rank[p]
+			if s.title == "" {
+				s.title = noteName(s.path)
+			}
+			out = append(out, s)
 		}
 	}
 	return out
@@ -74,17 +98,26 @@ type pick struct {
 	sent sentence
 }
 
-// answer renders the final answer from the notes read.
-func (st *convState) answer() string {
-	srcs := st.sources()
-	if len(srcs) == 0 {
-		return st.noNotesAnswer()
-	}
+// Answer limits: the sentences quoted, and how many of one chunk.
+const (
+	maxPoints    = 5
+	maxPerSource = 3
+)
+
+// candidates scores every sentence of the sources against the goal.
+func (st *convState) candidates(srcs []source) []pick {
 	groups := termStems(st.terms)
+	notes := 0
+	for _, s := range srcs {
+		notes = max(notes, s.rank+1)
+	}
 	var cands []pick
 	for i, s := range srcs {
-		bonus := 0.0
-		meta := stemSet(s.title + " " + s.heading + " " + noteName(s.path) + " " + strings.Join(s.headings, " "))
+		// A note whose title or headings hold the goal's words is about
+		// it; the search's order says the same more coarsely.
+		meta := stemSet(s.title + " " + noteName(s.path) + " " + s.heading + " " + strings.Join(s.headings, " "))
+		title := stemSet(s.title + " " + noteName(s.path))
+		bonus, inTitle := 0.0, 0.0
 		for _, g := range groups {
 			for _, u := range g {
 				if meta[u] {
@@ -92,68 +125,253 @@ func (st *convState) answer() string {
 					break
 				}
 			}
-		}
-		for j, text := range splitSentences(reHighlight.ReplaceAllString(s.content, "")) {
-			sc := scoreSentence(text, groups)
-			if sc > 0 {
-				sc += bonus
+			for _, u := range g {
+				if title[u] {
+					inTitle++
+					break
+				}
 			}
-			cands = append(cands, pick{src: i, sent: sentence{text: text, pos: j, score: sc}})
+		}
+		prior := 0.4 * float64(notes-s.rank) / float64(max(notes, 1))
+		if s.named {
+			prior = 0.6
+		}
+		heading := lastHeading(s.heading)
+		if strings.EqualFold(heading, s.title) || strings.EqualFold(heading, noteName(s.path)) ||
+			len(s.headings) > 0 && !strings.Contains(s.heading, " > ") && strings.EqualFold(heading, s.headings[0]) {
+			heading = "" // the note's title heading
+		}
+		sents := noteSentences(reHighlight.ReplaceAllString(s.content, ""), heading)
+		if len(sents) == 0 && inTitle > 0 {
+			// A note with no prose (a page of links and metadata) whose
+			// title is the topic: say what it is.
+			sents = []sentence{{text: describeNote(s)}}
+		}
+		for _, sent := range sents {
+			if strings.EqualFold(sent.heading, s.title) || len(s.headings) > 0 && sent.heading == s.headings[0] {
+				sent.heading = ""
+			}
+			sent.base = scoreSentence(sent.text, groups)
+			if s.chunk == 0 && sent.pos < 2 && inTitle > 0 {
+				// The opening of a note named after the topic describes it.
+				sent.base = max(sent.base, 0.5*inTitle)
+			}
+			sent.score = sent.base
+			if sent.base > 0 {
+				sent.score += bonus + prior
+				if n := len(strings.Fields(sent.text)); n < 6 && !hasCJK(sent.text) {
+					sent.score *= 0.8 // a fragment says little on its own
+				}
+			}
+			cands = append(cands, pick{src: i, sent: sent})
 		}
 	}
+	return cands
+}
+
+// answer renders the final answer from the notes read: a lead sentence,
+// then the supporting points in the order of the notes, each with its
+// citation, then the sources. Only notes quoted are cited. When no
+// sentence holds a word of the goal, it says so and lists the nearest
+// notes.
+func (st *convState) answer() string {
+	if st.timeOnly() && st.timeRange != nil {
+		return st.timeAnswer()
+	}
+	srcs := st.sources()
+	if len(srcs) == 0 {
+		return st.noNotesAnswer()
+	}
+	cands := st.candidates(srcs)
 	if len(cands) == 0 {
-		names := make([]string, len(srcs))
-		for i := range srcs {
-			names[i] = st.cite(srcs, i)
-		}
-		return "I found " + joinAnd(names) + ", but could not extract readable text from them. Open them to check."
+		names := st.noteCitations(srcs)
+		return st.unresolvedNote() + "I found " + joinAnd(names) + ", but could not extract readable text from them. Open them to check."
 	}
 	ranked := append([]pick(nil), cands...)
 	sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].sent.score > ranked[b].sent.score })
+	named := st.namedOnly()
+	if !named && !st.terms.empty() && !st.held(srcs, ranked[0]) {
+		return st.notHeldAnswer(srcs, cands)
+	}
 	var chosen []pick
 	seen := map[string]bool{}
-	take := func(p pick) {
+	perSrc := map[int]int{}
+	take := func(p pick, limit int) {
 		key := strings.ToLower(p.sent.text)
-		if seen[key] || len(chosen) >= 6 {
+		if seen[key] || len(chosen) >= limit || perSrc[p.src] >= maxPerSource {
 			return
 		}
 		seen[key] = true
+		perSrc[p.src]++
 		chosen = append(chosen, p)
 	}
-	for _, p := range ranked {
-		if p.sent.score > 0 {
-			take(p)
+	lead := ranked[0]
+	take(lead, maxPoints)
+	for _, p := range ranked[1:] {
+		if p.sent.base > 0 && p.sent.score >= 0.5*lead.sent.score {
+			take(p, maxPoints)
 		}
 	}
-	// Fewer than 3 matching sentences: add the opening sentences of the
-	// best-ranked notes, which usually say what a note is about.
-	for pos := 0; len(chosen) < 3 && pos < 3; pos++ {
+	// A named note is quoted even when its words differ from the
+	// question's; so is a note's opening when a goal is only a name.
+	for i, s := range srcs {
+		if !s.named || perSrc[i] > 0 && !named {
+			continue
+		}
 		for _, p := range cands {
-			if p.sent.pos == pos && len(chosen) < 3 {
-				take(p)
+			if p.src == i && perSrc[i] < 2 {
+				take(p, maxPoints+2)
 			}
 		}
 	}
-	sort.SliceStable(chosen, func(a, b int) bool {
-		if chosen[a].src != chosen[b].src {
-			return chosen[a].src < chosen[b].src
-		}
-		return chosen[a].sent.pos < chosen[b].sent.pos
-	})
-	var b strings.Builder
-	b.WriteString("From your notes:\n\n")
-	var cited []string
-	citedSet := map[string]bool{}
-	for _, p := range chosen {
-		c := st.cite(srcs, p.src)
-		fmt.Fprintf(&b, "- %s %s\n", p.sent.text, c)
-		if !citedSet[c] {
-			citedSet[c] = true
-			cited = append(cited, c)
+	// One sentence says little: add the opening of the lead's note, which
+	// usually says what the note is about.
+	if len(chosen) < 2 {
+		for _, p := range cands {
+			if srcs[p.src].path == srcs[lead.src].path && p.sent.pos < 2 {
+				take(p, 2)
+			}
 		}
 	}
+	rest := append([]pick(nil), chosen[1:]...)
+	sort.SliceStable(rest, func(a, b int) bool {
+		if srcs[rest[a].src].rank != srcs[rest[b].src].rank {
+			return srcs[rest[a].src].rank < srcs[rest[b].src].rank
+		}
+		if rest[a].src != rest[b].src {
+			return rest[a].src < rest[b].src
+		}
+		return rest[a].sent.pos < rest[b].sent.pos
+	})
+	var b strings.Builder
+	var cited []string
+	citedSet := map[string]bool{}
+	note := func(p pick) string {
+		c := st.citeSection(srcs, p.src, p.sent.heading)
+		n := st.cite(srcs, p.src)
+		if !citedSet[n] {
+			citedSet[n] = true
+			cited = append(cited, n)
+		}
+		return c
+	}
+	fmt.Fprintf(&b, "%s %s\n", lead.sent.text, note(lead))
+	if len(rest) > 0 {
+		b.WriteString("\n")
+	}
+	for _, p := range rest {
+		fmt.Fprintf(&b, "- %s %s\n", p.sent.text, note(p))
+	}
 	b.WriteString("\nSources: " + strings.Join(cited, ", "))
-	return b.String()
+	return st.unresolvedNote() + b.String()
+}
+
+// held reports whether the notes read answer the goal: the best sentence
+// holds half of its terms, or holds one and a note read is named after
+// one of them.
+func (st *convState) held(srcs []source, best pick) bool {
+	groups := termStems(st.terms)
+	if best.sent.base == 0 || len(groups) == 0 {
+		return best.sent.base > 0
+	}
+	if best.sent.base >= 0.5*float64(len(groups)) {
+		return true
+	}
+	for _, s := range srcs {
+		title := stemSet(s.title + " " + noteName(s.path))
+		for _, g := range groups {
+			for _, u := range g {
+				if title[u] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// notHeldAnswer says the notes read do not answer the goal and lists them
+// as the nearest notes, each with its opening sentence.
+func (st *convState) notHeldAnswer(srcs []source, cands []pick) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your notes don't seem to answer this: none of the notes I read mention %s.", st.keywordText())
+	b.WriteString(" The nearest notes are:\n\n")
+	done := map[string]bool{}
+	for i, s := range srcs {
+		if done[s.path] {
+			continue
+		}
+		done[s.path] = true
+		line := "- " + st.cite(srcs, i)
+		for _, p := range cands {
+			if p.src == i {
+				line += ": " + p.sent.text
+				break
+			}
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\nYou could try other words, a tag (tag:#name) or a folder (path:folder/).")
+	return st.unresolvedNote() + b.String()
+}
+
+// noteCitations cites every note of srcs once.
+func (st *convState) noteCitations(srcs []source) []string {
+	var out []string
+	for i := range srcs {
+		if c := st.cite(srcs, i); !containsString(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+var reMetaPair = regexp.MustCompile(`^(?:\*\*|__)?([\p{L}][\p{L}\p{N} /-]{0,30}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(.+)$`)
+
+// describeNote is a sentence for a note without prose: its title, its
+// folder and the short metadata lines of the chunk ("Designed by: x").
+func describeNote(s source) string {
+	var facts []string
+	for _, line := range strings.Split(s.content, "\n") {
+		m := reMetaPair.FindStringSubmatch(strings.TrimSpace(reListMarker.ReplaceAllString(line, "")))
+		if m == nil {
+			continue
+		}
+		val := cleanSentenceText(m[2])
+		if val == "" || len(facts) == 4 {
+			continue
+		}
+		facts = append(facts, strings.ToLower(m[1][:1])+m[1][1:]+" "+val)
+	}
+	out := s.title
+	if dir := path.Dir(s.path); dir != "." {
+		out += " is a note in " + path.Base(dir)
+	} else {
+		out += " is a note"
+	}
+	if len(facts) > 0 {
+		out += ": " + strings.Join(facts, "; ")
+	}
+	return out + "."
+}
+
+// lastHeading is the innermost heading of a chunk's heading path "A > B".
+func lastHeading(h string) string {
+	if i := strings.LastIndex(h, " > "); i >= 0 {
+		h = h[i+3:]
+	}
+	return strings.TrimSpace(h)
+}
+
+// citeSection is the citation of a sentence of source i under heading:
+// [[Note#Heading]], or [[Note]] when it has none.
+func (st *convState) citeSection(srcs []source, i int, heading string) string {
+	c := st.cite(srcs, i)
+	heading = strings.NewReplacer("[", "", "]", "", "|", "", "#", "").Replace(heading)
+	if heading == "" {
+		return c
+	}
+	return strings.TrimSuffix(c, "]]") + "#" + heading + "]]"
 }
 
 // cite returns the [[wikilink]] of source i: the basename without .md, or
@@ -161,7 +379,7 @@ func (st *convState) answer() string {
 func (st *convState) cite(srcs []source, i int) string {
 	name := noteName(srcs[i].path)
 	for j, s := range srcs {
-		if j != i && strings.EqualFold(noteName(s.path), name) {
+		if j != i && s.path != srcs[i].path && strings.EqualFold(noteName(s.path), name) {
 			return "[[" + strings.TrimSuffix(srcs[i].path, ".md") + "]]"
 		}
 	}
@@ -184,8 +402,9 @@ func (st *convState) noNotesAnswer() string {
 	kw := st.keywordText()
 	var b strings.Builder
 	if !st.available(agent.ToolLocalSearch) && len(st.searches) == 0 {
-		return "I could not search the vault in this step, so I have no notes to answer from."
+		return st.unresolvedNote() + "I could not search the vault in this step, so I have no notes to answer from."
 	}
+	b.WriteString(st.unresolvedNote())
 	fmt.Fprintf(&b, "I couldn't find any notes in your vault matching %q", kw)
 	if st.timeExpr != "" {
 		fmt.Fprintf(&b, " from %s", st.timeExpr)
@@ -257,4 +476,47 @@ func containsString(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// isNamed reports whether a read is one of the notes the goal names (read
+// by the agent before the loop).
+func (st *convState) isNamed(r readRec) bool { return r.named }
+
+// namedOnly reports whether the goal is only about the notes it names: it
+// names some and has no other words to search for.
+func (st *convState) namedOnly() bool { return len(st.refs) > 0 && st.terms.empty() }
+
+var reQuotedPath = regexp.MustCompile(`"([^"]+)"`)
+
+// unresolvedNote reports the named notes that could not be read, with the
+// candidates the lookup offered.
+func (st *convState) unresolvedNote() string {
+	var b strings.Builder
+	for _, r := range st.reads {
+		if !r.named || !r.failed {
+			continue
+		}
+		name := strings.TrimSpace(r.asked)
+		msg, cands := r.err, []string(nil)
+		if i := strings.Index(msg, "did you mean"); i >= 0 {
+			for _, m := range reQuotedPath.FindAllStringSubmatch(msg[i:], -1) {
+				cands = append(cands, "[["+strings.TrimSuffix(m[1], ".md")+"]]")
+			}
+		}
+		fmt.Fprintf(&b, "I couldn't find a note named %q", name)
+		if len(cands) > 0 {
+			fmt.Fprintf(&b, "; did you mean %s?", joinOr(cands))
+		} else {
+			b.WriteString(".")
+		}
+		b.WriteString("\n\n")
+	}
+	return b.String()
+}
+
+func joinOr(items []string) string {
+	if len(items) < 2 {
+		return joinAnd(items)
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }

@@ -22,21 +22,35 @@ type searchRec struct {
 }
 
 type readRec struct {
-	path     string
-	title    string
-	heading  string
-	content  string
-	headings []string
-	failed   bool
+	path       string
+	asked      string // the notePath asked for
+	title      string
+	heading    string
+	content    string
+	headings   []string
+	chunk      int
+	chunkCount int
+	mtime      int64
+	err        string // the tool's error, when it failed
+	failed     bool
+	named      bool // read by the agent because the goal names the note
 }
 
 // convState is what the offline policy knows about a run.
 type convState struct {
-	goal     string
-	terms    queryTerms
-	timeExpr string
-	offered  map[string]bool
-	tools    bool // the request offered tools
+	goal string
+	// text is the goal as a person typed it, less its time expression:
+	// what the search is given, since search ranks natural questions
+	// itself (filler words weigh little, no word is required).
+	text  string
+	terms queryTerms
+	refs  []agent.NoteRef // the notes the goal names
+	// prevCited are the notes the previous answer cited, when the goal is
+	// a follow-up (see followUp).
+	prevCited []string
+	timeExpr  string
+	offered   map[string]bool
+	tools     bool // the request offered tools
 
 	writeTodos   bool // write_todos was called
 	planActive   bool // and it succeeded
@@ -92,11 +106,17 @@ func readConversation(req llm.Request) *convState {
 			}
 		}
 	}
-	expr, rest := findTimeExpression(st.goal)
+	st.refs = agent.NamedNotes(st.goal)
+	expr, rest := findTimeExpression(agent.WithoutNamedNotes(st.goal))
 	st.timeExpr = expr
 	st.terms = extractTerms(rest, expr != "")
+	_, plain := findTimeExpression(agent.PlainNamedNotes(st.goal))
+	st.text = searchText(plain)
+	if goalAt > 0 && expr == "" && len(st.refs) == 0 && followUp(st.goal, st.terms) {
+		st.inherit(msgs[:goalAt])
+	}
 
-	type pending struct{ name, args string }
+	type pending struct{ id, name, args string }
 	calls := map[string]pending{}
 	var order []pending
 	for _, m := range msgs[goalAt+1:] {
@@ -107,7 +127,7 @@ func readConversation(req llm.Request) *convState {
 				st.lastFailures = 0
 			}
 			for _, tc := range m.ToolCalls {
-				p := pending{tc.Name, tc.Arguments}
+				p := pending{tc.ID, tc.Name, tc.Arguments}
 				calls[tc.ID] = p
 				order = append(order, p)
 				st.noteCall(tc.Name, tc.Arguments)
@@ -120,7 +140,7 @@ func readConversation(req llm.Request) *convState {
 			if p.name == "" && len(order) > 0 {
 				p = order[len(order)-1]
 			}
-			st.noteResult(p.name, p.args, m.Content)
+			st.noteResult(p.id, p.name, p.args, m.Content)
 		}
 	}
 	return st
@@ -164,7 +184,7 @@ func resultError(content string) (string, bool) {
 	return "", false
 }
 
-func (st *convState) noteResult(name, args, content string) {
+func (st *convState) noteResult(id, name, args, content string) {
 	st.lastResults = append(st.lastResults, name)
 	_, failed := resultError(content)
 	if failed || !json.Valid([]byte(strings.TrimSpace(stripReminder(content)))) {
@@ -203,13 +223,19 @@ func (st *convState) noteResult(name, args, content string) {
 			NotePath string `json:"notePath"`
 		}
 		_ = json.Unmarshal([]byte(args), &a)
-		rec := readRec{path: a.NotePath, failed: failed}
+		rec := readRec{path: a.NotePath, asked: a.NotePath, failed: failed, named: strings.HasPrefix(id, agent.NamedCallPrefix)}
+		if failed {
+			rec.err, _ = resultError(content)
+		}
 		var r struct {
-			Path     string            `json:"path"`
-			Title    string            `json:"title"`
-			Heading  string            `json:"heading"`
-			Content  string            `json:"content"`
-			Headings []json.RawMessage `json:"headings"`
+			Path       string            `json:"path"`
+			Title      string            `json:"title"`
+			Heading    string            `json:"heading"`
+			Content    string            `json:"content"`
+			Headings   []json.RawMessage `json:"headings"`
+			ChunkIndex int               `json:"chunkIndex"`
+			ChunkCount int               `json:"chunkCount"`
+			MTime      int64             `json:"mtime"`
 		}
 		if !failed && json.Unmarshal([]byte(content), &r) == nil {
 			if r.Path != "" {
@@ -217,6 +243,7 @@ func (st *convState) noteResult(name, args, content string) {
 				st.readAsked[r.Path] = true
 			}
 			rec.title, rec.heading, rec.content = r.Title, r.Heading, r.Content
+			rec.chunk, rec.chunkCount, rec.mtime = r.ChunkIndex, r.ChunkCount, r.MTime
 			for _, h := range r.Headings {
 				var s string
 				var obj struct {
@@ -267,4 +294,73 @@ func (st *convState) keywordText() string {
 		return short(st.goal, 60)
 	}
 	return short(strings.Join(st.terms.all(), " "), 80)
+}
+
+// followUpStarts open a message that continues the previous one.
+var followUpStarts = regexp.MustCompile(`(?i)^\s*(?:and|also|but|so|then|what about|how about|and what|and how|ok|okay)\b`)
+
+// anaphora refer back to the previous question's topic.
+var anaphora = toSet(`it its it's that this those these them they there same one`)
+
+// followUp reports whether goal continues the conversation rather than
+// starting a topic: it opens like a continuation ("and ...", "what about
+// ..."), refers back ("that", "it") with few words of its own, or has at
+// most two keywords.
+func followUp(goal string, terms queryTerms) bool {
+	n := len(terms.all())
+	if followUpStarts.MatchString(goal) || n <= 1 {
+		return true
+	}
+	for _, w := range tokenize(goal) {
+		if anaphora[w] && n <= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+var reCited = regexp.MustCompile(`\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]`)
+
+// inherit gives a follow-up the topic of the conversation before it (msgs):
+// the key terms of the previous question, added to the goal's, and the
+// notes the previous answer cited.
+func (st *convState) inherit(msgs []llm.Message) {
+	prev := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser && !injected(msgs[i].Content) && !extractTerms(cleanGoal(msgs[i].Content), false).empty() {
+			prev = i
+			break
+		}
+	}
+	if prev < 0 {
+		return
+	}
+	pexpr, prest := findTimeExpression(agent.PlainNamedNotes(cleanGoal(msgs[prev].Content)))
+	pt := extractTerms(prest, pexpr != "")
+	seen := map[string]bool{}
+	for _, w := range st.terms.keywords {
+		seen[w] = true
+	}
+	var added []string
+	for _, w := range pt.keywords {
+		if !seen[w] && len(added) < 4 {
+			seen[w] = true
+			added = append(added, w)
+		}
+	}
+	st.terms.keywords = append(st.terms.keywords, added...)
+	st.terms.phrases = append(st.terms.phrases, pt.phrases...)
+	if len(added) > 0 {
+		st.text = strings.TrimSpace(st.text + " " + strings.Join(added, " "))
+	}
+	for _, m := range msgs[prev+1:] {
+		if m.Role != llm.RoleAssistant || len(m.ToolCalls) > 0 {
+			continue
+		}
+		for _, c := range reCited.FindAllStringSubmatch(m.Content, -1) {
+			if name := strings.TrimSpace(c[1]); name != "" && !containsString(st.prevCited, name) && len(st.prevCited) < 2 {
+				st.prevCited = append(st.prevCited, name)
+			}
+		}
+	}
 }

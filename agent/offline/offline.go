@@ -174,15 +174,17 @@ func (st *convState) next() step {
 			calls: []llm.ToolCall{call(0, agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
 			tools: []string{agent.ToolTimeRange}}
 	}
-	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" {
-		q := st.terms.query()
-		if q == "" {
-			q = short(st.goal, 200)
-		}
+	// A goal only about the notes it names needs no search: they are read.
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && st.timeOnly() && st.timeRange != nil {
+		return step{text: fmt.Sprintf("Listing the notes from %s.", st.timeExpr),
+			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(listQuery))}, tools: []string{agent.ToolLocalSearch}}
+	}
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" && !st.namedRead() {
+		q := st.searchQuery()
 		return step{text: "Searching the vault for " + kw + ".",
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(q))}, tools: []string{agent.ToolLocalSearch}}
 	}
-	if st.available(agent.ToolLocalSearch) && len(st.searches) == 1 && len(st.hits()) == 0 {
+	if st.available(agent.ToolLocalSearch) && len(st.searches) == 1 && len(st.hits()) == 0 && !st.timeOnly() {
 		if loose := st.looseQuery(); loose != "" && loose != st.searches[0].query {
 			return step{text: "Nothing matched, so I'm trying looser terms: " + loose + ".",
 				calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(loose))}, tools: []string{agent.ToolLocalSearch}}
@@ -190,7 +192,15 @@ func (st *convState) next() step {
 	}
 	hits := st.hits()
 	var toRead []search.Result
-	if st.available(agent.ToolReadNote) && len(st.reads) == 0 {
+	if st.available(agent.ToolReadNote) && st.ownReads() == 0 && st.timeOnly() && st.timeRange != nil {
+		toRead = st.timeReads()
+	} else if st.available(agent.ToolReadNote) && st.ownReads() == 0 {
+		// A follow-up reads the note the previous answer was from first.
+		for _, name := range st.prevCited[:min(1, len(st.prevCited))] {
+			if !st.readAsked[name] && !st.askedAs(name, hits) {
+				toRead = append(toRead, search.Result{Path: name})
+			}
+		}
 		for _, h := range hits {
 			if !st.readAsked[h.Path] {
 				toRead = append(toRead, h)
@@ -212,7 +222,11 @@ func (st *convState) next() step {
 		var calls []llm.ToolCall
 		paths := make([]string, 0, len(toRead))
 		for i, h := range toRead {
-			calls = append(calls, call(i, agent.ToolReadNote, map[string]any{"notePath": h.Path, "chunkIndex": h.ChunkIndex}))
+			args := map[string]any{"notePath": h.Path, "chunkIndex": h.ChunkIndex}
+			if h.Title == "" && h.Score == 0 && !strings.HasSuffix(h.Path, ".md") {
+				args = map[string]any{"notePath": h.Path} // a note cited before, by name
+			}
+			calls = append(calls, call(i, agent.ToolReadNote, args))
 			paths = append(paths, h.Path)
 		}
 		return step{text: "Reading the most relevant notes: " + joinAnd(displayNames(paths)) + ".", calls: calls,
@@ -233,6 +247,59 @@ func (st *convState) next() step {
 			tools: []string{planner.ToolPlanProgress}}
 	}
 	return step{final: true, text: "Answering from the notes read."}
+}
+
+// searchQuery is the first search of a goal: the question as typed (less
+// its time expression), or its keywords when nothing else is left.
+func (st *convState) searchQuery() string {
+	if (!st.terms.empty() || len(st.refs) > 0) && st.text != "" {
+		return st.text
+	}
+	if q := st.terms.query(); q != "" {
+		return q
+	}
+	return short(st.goal, 200)
+}
+
+// askedAs reports whether a hit of the search is the note a name cites
+// (same basename), so a follow-up does not read it twice.
+func (st *convState) askedAs(name string, hits []search.Result) bool {
+	for _, h := range hits[:min(3, len(hits))] {
+		if strings.EqualFold(noteName(h.Path), noteName(name)) || strings.EqualFold(strings.TrimSuffix(h.Path, ".md"), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownReads counts the policy's reads: those of the notes the goal names
+// were made by the agent before.
+func (st *convState) ownReads() int {
+	n := 0
+	for _, r := range st.reads {
+		if !r.named {
+			n++
+		}
+	}
+	return n
+}
+
+// namedRead reports whether the goal is only about the notes it names and
+// every one of them was read.
+func (st *convState) namedRead() bool {
+	if !st.namedOnly() {
+		return false
+	}
+	n := 0
+	for _, r := range st.reads {
+		if r.named {
+			if r.failed {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 func (st *convState) searchArgs(q string) map[string]any {

@@ -3,10 +3,13 @@ package offline
 import (
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	porterstemmer "github.com/blevesearch/go-porterstemmer"
+
+	"github.com/vault-agent/vault-agent/search"
 )
 
 // This file holds the text handling of the offline model: keywords, time
@@ -29,7 +32,7 @@ information details detail any one ones kind sort lot lots thanks thank hi hello
 
 // timeWords are removed from the keywords when the goal names a period.
 var timeWords = toSet(`today yesterday tomorrow tonight week weeks month months year years day days ago last past
-previous this since during recent recently lately morning evening quarter
+previous this since during recent recently lately morning evening quarter weekend holidays christmas
 january february march april may june july august september october november december
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday`)
 
@@ -41,35 +44,63 @@ func toSet(words string) map[string]bool {
 	return m
 }
 
-const monthNames = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec`
+// timeStarts are the words a time expression may start with.
+var timeStarts = toSet(`between from since after until first second third fourth 1st 2nd 3rd 4th last this next past previous
+early mid late mid-january mid-february mid-march mid-april mid-may mid-june mid-july mid-august mid-september mid-october
+mid-november mid-december today yesterday tomorrow tonight weekend holidays christmas xmas summer winter
+spring autumn fall q1 q2 q3 q4 earlier
+january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday`)
 
-// timePatterns find a time expression in a goal; the first group (or the
-// whole match) is what getTimeRangeMs gets.
-var timePatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\b((?:last|past|previous)\s+\d{1,4}\s+(?:day|week|month|year)s?)\b`),
-	regexp.MustCompile(`(?i)\b(\d{4}-\d{1,2}(?:-\d{1,2})?)\b`),
-	regexp.MustCompile(`(?i)\b((?:this|last|past|previous)\s+(?:week|month|year))\b`),
-	regexp.MustCompile(`(?i)\b(today|yesterday)\b`),
-	regexp.MustCompile(`(?i)\b(\d{1,3}\s+(?:day|week|month)s?\s+ago)\b`),
-	regexp.MustCompile(`(?i)\b((?:` + monthNames + `)\s+\d{4})\b`),
-	regexp.MustCompile(`(?i)\b(?:in|during|since|from)\s+((?:` + monthNames + `))\b`),
-	regexp.MustCompile(`(?i)\b((?:last|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b`),
-	regexp.MustCompile(`(?i)\bin\s+((?:19|20)\d{2})\b`),
-}
+var reTimeToken = regexp.MustCompile(`^(?:\d{4}(?:-\d{1,2}(?:-\d{1,2})?)?|\d{1,2}(?:st|nd|rd|th)?)$`)
 
-// findTimeExpression returns the time expression of goal and the goal with it
-// removed, or "" when there is none.
+// maxTimeWords bounds the words of one time expression.
+const maxTimeWords = 8
+
+// findTimeExpression returns the time expression of goal and the goal with
+// it removed, or "" when there is none: the longest run of words, from a
+// word that can start one, that search.ParseTimeRange understands.
 func findTimeExpression(goal string) (expr, rest string) {
-	for _, re := range timePatterns {
-		loc := re.FindStringSubmatchIndex(goal)
-		if loc == nil {
+	words := reWord.FindAllStringIndex(goal, -1)
+	now := time.Now()
+	for i, w := range words {
+		first := strings.ToLower(strings.Trim(goal[w[0]:w[1]], ".,;:!?"))
+		if !timeStarts[first] && !reTimeToken.MatchString(first) {
 			continue
 		}
-		expr = strings.ToLower(strings.Join(strings.Fields(goal[loc[2]:loc[3]]), " "))
-		return expr, goal[:loc[0]] + " " + goal[loc[1]:]
+		for n := min(maxTimeWords, len(words)-i); n >= 1; n-- {
+			end := words[i+n-1][1]
+			cand := strings.TrimRight(goal[w[0]:end], ".,;:!?")
+			last := strings.ToLower(strings.Trim(cand[strings.LastIndexByte(" "+cand, ' '):], ".,;:!?"))
+			if !timeWordIn(last) && !(reTimeToken.MatchString(last) && timeWordIn(cand)) {
+				continue // an expression ends on a word of time (or a day's number)
+			}
+			if _, err := search.ParseTimeRange(cand, now); err == nil {
+				expr = strings.ToLower(strings.Join(strings.Fields(cand), " "))
+				return expr, goal[:w[0]] + " " + goal[w[0]+len(cand):]
+			}
+		}
 	}
 	return "", goal
 }
+
+var reWord = regexp.MustCompile(`\S+`)
+
+// timeWordIn reports whether a candidate holds a word that names time, so
+// the date parser's fallback never reads "on it" as a date.
+func timeWordIn(s string) bool {
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		w = strings.Trim(w, ".,;:!?")
+		if timeWords[w] || timeStarts[w] && !stopWords[w] || reTimeToken.MatchString(w) && (len(w) >= 4 || strings.ContainsAny(w, "-")) ||
+			strings.HasPrefix(w, "mid-") || w == "weekend" || w == "holidays" || w == "christmas" || w == "xmas" ||
+			seasons[w] || len(w) == 2 && w[0] == 'q' && w[1] >= '1' && w[1] <= '4' {
+			return true
+		}
+	}
+	return false
+}
+
+var seasons = toSet(`spring summer autumn fall winter`)
 
 var quoted = regexp.MustCompile(`"([^"]{2,80})"|“([^”]{2,80})”`)
 
@@ -272,9 +303,11 @@ func termStems(q queryTerms) [][]string {
 
 // sentence is one candidate sentence of a note.
 type sentence struct {
-	text  string
-	pos   int // order within the note
-	score float64
+	text    string
+	pos     int // order within the note
+	heading string
+	score   float64
+	base    float64 // the share of the goal's terms it holds, before bonuses
 }
 
 var (
@@ -283,16 +316,39 @@ var (
 	reMdLink     = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 	reListMarker = regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?`)
 	reEmphasis   = regexp.MustCompile(`(\*\*|__|~~|==)`)
+	reEmphasis1  = regexp.MustCompile(`(^|[\s(])[*_]([^\s*_](?:[^*_]*[^\s*_])?)[*_]([\s).,;:!?]|$)`)
+	reBlockID    = regexp.MustCompile(`(^|\s)\^[A-Za-z0-9-]+`)
 	reSentEnd    = regexp.MustCompile(`([.!?])\s+|([。！？])`)
 	reHTMLTag    = regexp.MustCompile(`<[^>]{1,80}>`)
 )
 
 // splitSentences splits markdown content into plain sentences. Code blocks,
-// headings, tables, frontmatter and embeds are skipped; list items and lines
-// are sentence boundaries; CJK punctuation 。！？ ends sentences too.
+// headings, tables, frontmatter, embeds and boilerplate (see boilerplate)
+// are skipped; list items and lines are sentence boundaries; CJK
+// punctuation 。！？ ends sentences too.
 func splitSentences(content string) []string {
 	var out []string
-	lines := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
+	for _, s := range noteSentences(content, "") {
+		out = append(out, s.text)
+	}
+	return out
+}
+
+var (
+	reHTMLComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+	reObsComment  = regexp.MustCompile(`(?s)%%.*?%%`)
+	reHeadingLine = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*$`)
+)
+
+// noteSentences splits content as splitSentences does, giving each sentence
+// its position and the heading it sits under (heading until the content's
+// first heading line).
+func noteSentences(content, heading string) []sentence {
+	var out []sentence
+	content = strings.ReplaceAll(content, "\r\n", "\n")
+	content = reHTMLComment.ReplaceAllString(content, "\n")
+	content = reObsComment.ReplaceAllString(content, "\n")
+	lines := strings.Split(content, "\n")
 	inCode := false
 	start := 0
 	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
@@ -312,7 +368,7 @@ func splitSentences(content string) []string {
 		}
 		for _, s := range splitText(text) {
 			if s = cleanSentence(s); s != "" {
-				out = append(out, s)
+				out = append(out, sentence{text: s, pos: len(out), heading: heading})
 			}
 		}
 	}
@@ -326,15 +382,23 @@ func splitSentences(content string) []string {
 		if inCode {
 			continue
 		}
+		if m := reHeadingLine.FindStringSubmatch(t); m != nil {
+			flush()
+			heading = cleanHeading(m[2])
+			continue
+		}
 		switch {
 		case t == "", strings.HasPrefix(t, "#"), strings.HasPrefix(t, "|"), strings.HasPrefix(t, "!["),
-			strings.HasPrefix(t, "---"), strings.HasPrefix(t, "%%"):
+			strings.HasPrefix(t, "---"), strings.HasPrefix(t, "%%"), boilerplate(t):
 			flush()
 			continue
 		case reListMarker.MatchString(line), strings.HasPrefix(t, ">"):
 			flush()
 			t = reListMarker.ReplaceAllString(line, "")
 			t = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(t), "> "))
+			if t == "" || boilerplate(t) {
+				continue
+			}
 		}
 		if para.Len() > 0 {
 			para.WriteString(" ")
@@ -343,6 +407,64 @@ func splitSentences(content string) []string {
 	}
 	flush()
 	return out
+}
+
+// cleanHeading is a heading's text as a link target: markup and links
+// reduced to their text.
+func cleanHeading(h string) string {
+	h = reWikiAlias.ReplaceAllString(h, "$2")
+	h = reWiki.ReplaceAllString(h, "$1")
+	h = reMdLink.ReplaceAllString(h, "$1")
+	h = reEmphasis.ReplaceAllString(h, "")
+	return strings.TrimSpace(strings.Trim(h, "`*_ "))
+}
+
+var (
+	reURL       = regexp.MustCompile(`<?https?://[^\s>)]+>?`)
+	reCodeSpan  = regexp.MustCompile("`[^`]*`")
+	reMetaLine  = regexp.MustCompile(`^(?:\*\*|__)?[\p{L}][\p{L}\p{N} /-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?(?:\s+(.*))?$`)
+	reTagOnly   = regexp.MustCompile(`^(?:#[\p{L}\p{N}_/-]+\s*)+$`)
+	reHTMLStart = regexp.MustCompile(`^</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/?>`)
+)
+
+// boilerplate reports whether a line (list marker removed) is not prose a
+// person would quote: HTML, a badge or image, a line of links with hardly
+// any words of its own, a bare tag list, or a metadata line ("Plugin ID:
+// x", "Developed by: someone", "Mobile compatible: Yes") whose value is a
+// few words, a code span or links.
+func boilerplate(line string) bool {
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return true
+	}
+	if reHTMLStart.MatchString(t) || strings.HasPrefix(t, "[![") || strings.HasPrefix(t, "![") || reTagOnly.MatchString(t) {
+		return true
+	}
+	// What is left once links, URLs and code are gone.
+	rest := reWikiAlias.ReplaceAllString(t, " ")
+	rest = reWiki.ReplaceAllString(rest, " ")
+	rest = reMdLink.ReplaceAllString(rest, " ")
+	rest = reURL.ReplaceAllString(rest, " ")
+	rest = reCodeSpan.ReplaceAllString(rest, " ")
+	rest = reHTMLTag.ReplaceAllString(rest, " ")
+	words := 0
+	for _, w := range strings.Fields(rest) {
+		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
+			words++
+		}
+	}
+	if words < 3 && !hasCJK(rest) {
+		return true
+	}
+	if m := reMetaLine.FindStringSubmatch(t); m != nil {
+		val := strings.TrimSpace(m[1])
+		vrest := reMdLink.ReplaceAllString(reWiki.ReplaceAllString(val, " "), " ")
+		vrest = reCodeSpan.ReplaceAllString(reURL.ReplaceAllString(vrest, " "), " ")
+		if len(strings.Fields(vrest)) <= 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // splitText splits a paragraph at sentence-ending punctuation.
@@ -363,6 +485,24 @@ func splitText(p string) []string {
 	return out
 }
 
+// cleanSentenceText reduces markdown to the text a reader sees: links to
+// their text, emphasis and HTML tags gone, blanks collapsed.
+func cleanSentenceText(s string) string {
+	s = reWikiAlias.ReplaceAllString(s, "$2")
+	s = reWiki.ReplaceAllStringFunc(s, func(m string) string {
+		sm := reWiki.FindStringSubmatch(m)
+		if sm[1] != "" {
+			return sm[1]
+		}
+		return sm[2]
+	})
+	s = reMdLink.ReplaceAllString(s, "$1")
+	s = reURL.ReplaceAllString(s, "")
+	s = reEmphasis.ReplaceAllString(s, "")
+	s = reHTMLTag.ReplaceAllString(s, "")
+	return strings.Trim(strings.Join(strings.Fields(s), " "), "`")
+}
+
 func cleanSentence(s string) string {
 	s = reWikiAlias.ReplaceAllString(s, "$2")
 	s = reWiki.ReplaceAllStringFunc(s, func(m string) string {
@@ -374,6 +514,8 @@ func cleanSentence(s string) string {
 	})
 	s = reMdLink.ReplaceAllString(s, "$1")
 	s = reEmphasis.ReplaceAllString(s, "")
+	s = reEmphasis1.ReplaceAllString(s, "$1$2$3")
+	s = reBlockID.ReplaceAllString(s, "$1")
 	s = reHTMLTag.ReplaceAllString(s, "")
 	s = strings.Join(strings.Fields(s), " ")
 	// A sentence must say something: letters, and more than a word or two.
@@ -411,4 +553,23 @@ func scoreSentence(s string, groups [][]string) float64 {
 		score += float64(hit) / float64(len(g))
 	}
 	return score
+}
+
+var reQueryOps = regexp.MustCompile(`(?:^|\s)-+|\b(?:OR|AND|NOT)\b|[()]`)
+
+// searchText is text as a search query: one line, without characters the
+// query language reads as operators (a leading -, OR, parentheses) unless
+// quoted, and without a question's end punctuation.
+func searchText(text string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range quoted.FindAllStringIndex(text, -1) {
+		b.WriteString(reQueryOps.ReplaceAllString(text[last:loc[0]], " "))
+		b.WriteString(text[loc[0]:loc[1]])
+		last = loc[1]
+	}
+	b.WriteString(reQueryOps.ReplaceAllString(text[last:], " "))
+	s := strings.Join(strings.Fields(b.String()), " ")
+	s = strings.TrimRight(s, "?!.,;: ")
+	return short(s, 300)
 }

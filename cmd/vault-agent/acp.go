@@ -15,7 +15,7 @@ func newACPCmd(g *globalFlags) *cobra.Command {
 	var mf modelFlags
 	var index string
 	var excludes []string
-	var noObsidian, planner bool
+	var noObsidian, planner, allowEdits bool
 	var run service.Settings // the session defaults
 	var embedModel, embedBaseURL string
 	cmd := &cobra.Command{
@@ -31,7 +31,9 @@ serves that one vault), and closed when its last session closes.
 The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API_KEY or
 --base-url/OPENAI_BASE_URL is set; OPENAI_MODEL or --model names the model. Sessions start in
 --mode with the planner --planner and --max-iterations; the editor can change them per session
-(session modes and config options). The vault is never modified.`,
+(session modes and config options). The vault is never modified, unless --allow-edits lets the
+agent propose edits: each one is a session/request_permission (allow once or reject) with its diff,
+written through the editor's fs/write_text_file when it offers it; 'vault-agent undo' reverts them.`,
 		Example: `  vault-agent acp                                   # offline model
   OPENAI_API_KEY=... OPENAI_MODEL=gpt-4o-mini vault-agent acp
   vault-agent acp --base-url http://localhost:11434/v1 --model llama3.1   # Ollama`,
@@ -45,6 +47,9 @@ The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API
 				return err
 			}
 			run.Planner = &planner
+			if allowEdits {
+				run.AllowEdits = &allowEdits
+			}
 			vaultSettings := mf.settings()
 			vaultSettings.Excludes = excludes
 			vaultSettings.EmbedModel, vaultSettings.EmbedBaseURL = embedModel, embedBaseURL
@@ -73,5 +78,6 @@ The model is chosen as for 'ask': offline (no key, no network) unless OPENAI_API
 	cmd.Flags().BoolVar(&planner, "planner", true, "start sessions with the write_todos planner on (shown as the editor's plan)")
 	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "initial maximum agent iterations per turn (1-50)")
 	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time for one prompt turn")
+	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "let the agent propose edits; each is asked with session/request_permission and applied only if allowed")
 	return cmd
 }

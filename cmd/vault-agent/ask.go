@@ -57,7 +57,7 @@ func newAskCmd(g *globalFlags) *cobra.Command {
 	var vf vaultFlags
 	var mf modelFlags
 	var run service.Settings // the run flags
-	var planner, asJSON bool
+	var planner, asJSON, quiet, allowEdits, yes bool
 	cmd := &cobra.Command{
 		Use:   "ask --vault DIR [flags] QUESTION",
 		Short: "Ask the agent a question about your notes",
@@ -67,7 +67,8 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 		Example: `  vault-agent ask --vault testdata/vault "how do I keep a sourdough starter alive?"
   vault-agent ask --vault ~/Notes --planner "compare what I wrote about Postgres and SQLite"
   OPENAI_API_KEY=... vault-agent ask --vault ~/Notes --model gpt-4o-mini "what did I do last week?"
-  vault-agent ask --vault ~/Notes --provider openai --base-url http://localhost:11434/v1 --model llama3.1 "..."`,
+  vault-agent ask --vault ~/Notes --provider openai --base-url http://localhost:11434/v1 --model llama3.1 "..."
+  vault-agent ask --vault ~/Notes --allow-edits --model gpt-4o-mini "add a summary section to my weekly review"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			question := strings.TrimSpace(strings.Join(args, " "))
@@ -82,6 +83,14 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 				return err
 			}
 			run.Planner = &planner
+			var approver service.Approver
+			if allowEdits {
+				run.AllowEdits = &allowEdits
+				approver = newTerminalApprover(os.Stdin, os.Stderr,
+					term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd())), yes)
+			} else if yes {
+				return usageError(cmd, "--yes applies edits without asking; it needs --allow-edits")
+			}
 			svc, err := vf.open(cmd, log, service.Options{Settings: mf.settings().Merge(run), Agent: true}, true)
 			if err != nil {
 				return err
@@ -89,6 +98,8 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 			defer svc.Close()
 
 			out := cmd.OutOrStdout()
+			out, flush := answerWriter(out, !asJSON && colourOn(os.Stdout, os.LookupEnv))
+			defer flush()
 			var sink agent.Sink
 			var obs *reasoning.Observer
 			var mu sync.Mutex
@@ -102,15 +113,17 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 					defer mu.Unlock()
 					_ = enc.Encode(map[string]any{"type": "event", "event": ev})
 				})
+			} else if quiet {
+				sink = agent.SinkFunc(func(agent.Event) {})
 			} else {
-				lp := reasoning.NewLinePrinter(os.Stderr)
+				lp := reasoning.NewLinePrinter(stepWriter(colourOn(os.Stderr, os.LookupEnv)))
 				obs = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
 				sink = obs
 			}
 			// On a terminal the answer streams as it is written; piped output
 			// gets only the final answer, once.
 			var streamed strings.Builder
-			if !asJSON && term.IsTerminal(int(os.Stdout.Fd())) {
+			if !asJSON && !quiet && term.IsTerminal(int(os.Stdout.Fd())) {
 				sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
 					if p, ok := ev.Payload.(agent.TextPayload); ok && ev.EventType == agent.EventAnswerDelta {
 						fmt.Fprint(out, p.Text)
@@ -118,7 +131,7 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 					}
 				}))
 			}
-			res, err := svc.Run(cmd.Context(), service.RunRequest{Message: question}, sink)
+			res, err := svc.Run(cmd.Context(), service.RunRequest{Message: question, Approver: approver}, sink)
 			if err != nil {
 				return err
 			}
@@ -149,7 +162,10 @@ answer to stdout. With no API key the offline extractive model answers by quotin
 	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time for the whole run")
 	cmd.Flags().StringVar(&run.Trace, "trace", "", "write the run's typed events to this JSONL file, outside the vault (replayable)")
 	cmd.Flags().StringVar(&run.Policy, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
+	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "let the agent propose edits (create, append, replace, set properties); each diff is shown and applied only if you answer y")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --allow-edits, apply every proposed edit without asking (needed to apply edits without a terminal)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the answer: no steps on stderr, no streaming")
 	return cmd
 }
 

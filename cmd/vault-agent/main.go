@@ -66,7 +66,8 @@ searches it, and runs an agent that answers questions about your notes with cita
 
 Without an API key it uses an offline extractive model; set OPENAI_API_KEY (and optionally
 OPENAI_BASE_URL for Ollama, llama.cpp, vLLM or LM Studio) to use an OpenAI-compatible model.
-The vault is never modified. The index lives in your user cache directory unless --index is given.`,
+The vault is never modified, unless you allow the agent to propose edits (--allow-edits) and
+approve each one; 'vault-agent undo' reverts them. The index lives in your user cache directory unless --index is given.`,
 		Example: `  vault-agent ask --vault ~/Notes "what did I decide about the database migration?"
   vault-agent search --vault ~/Notes 'tag:#recipe "sourdough" -rye'
   vault-agent index --vault ~/Notes
@@ -78,7 +79,7 @@ The vault is never modified. The index lives in your user cache directory unless
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	root.AddCommand(
-		newIndexCmd(g), newSearchCmd(g), newRelatedCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g),
+		newIndexCmd(g), newSearchCmd(g), newRelatedCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g), newUndoCmd(g),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",

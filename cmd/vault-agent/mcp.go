@@ -23,7 +23,7 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 	var run service.Settings // ask_vault's run flags
 	var planner bool
 	var httpAddr string
-	var allowRemote, noAsk bool
+	var allowRemote, noAsk, allowEdits bool
 	cmd := &cobra.Command{
 		Use:   "mcp --vault DIR [--http 127.0.0.1:PORT]",
 		Short: "Serve the vault to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code)",
@@ -78,7 +78,7 @@ configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
 			defer opening.Close()
 			root, _ := filepath.Abs(vf.vault)
 			srv := mcp.New(mcp.Config{
-				Vault: opening, Ask: !noAsk, Model: mcp.ModelInfo{Name: model.Name(), Offline: offline},
+				Vault: opening, Ask: !noAsk, Model: mcp.ModelInfo{Name: model.Name(), Offline: offline}, AllowEdits: allowEdits,
 				Semantic:  strings.TrimSpace(vf.embedModel) != "",
 				VaultName: filepath.Base(root), Version: version, Logger: log,
 			})
@@ -106,6 +106,7 @@ configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
 	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time of one ask_vault run")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (no authentication: protect it yourself)")
+	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "offer create_note, append_to_note, replace_in_note and set_properties, annotated destructive so the client asks before each call (journaled; vault-agent undo reverts)")
 	cmd.Flags().BoolVar(&noAsk, "no-ask", false, "leave out the ask_vault tool (the client's own model then does all the reading)")
 	return cmd
 }

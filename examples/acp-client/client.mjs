@@ -16,7 +16,11 @@
 // this process (a request containing HOLD is held open until the agent
 // drops it, so the run is slow without any sleep):
 //   two sessions at once; cancelling one turn gives stopReason "cancelled"
-//   while the other session's turn completes.
+//   while the other session's turn completes;
+// and, with --allow-edits and a fake model that proposes an edit:
+//   session/request_permission with the edit's diff (allow once / reject);
+//   allowed, the note is written through fs/write_text_file; rejected, it
+//   is left as it was; the agent is told either way.
 //
 // Environment: VAULT_AGENT_BIN (default `go run ./cmd/vault-agent`),
 // VAULT_DIR (default testdata/vault: use a copy), CLIENT_TIMEOUT_MS
@@ -52,9 +56,10 @@ const watchdog = setTimeout(() => {
 // stdio. A tee of stdout checks that every line is a JSON-RPC message and
 // keeps the error responses with id null (answers to garbage lines).
 function startAgent(env = {}) {
+  const extra = env.VAULT_AGENT_ARGS ? env.VAULT_AGENT_ARGS.split(" ") : [];
   const [command, args] = process.env.VAULT_AGENT_BIN
-    ? [process.env.VAULT_AGENT_BIN, ["acp"]]
-    : ["go", ["run", "./cmd/vault-agent", "acp"]];
+    ? [process.env.VAULT_AGENT_BIN, ["acp", ...extra]]
+    : ["go", ["run", "./cmd/vault-agent", "acp", ...extra]];
   const child = spawn(command, args, {
     cwd: repoRoot,
     stdio: ["pipe", "pipe", "pipe"],
@@ -347,9 +352,104 @@ async function cancelChecks() {
   await agent.lines;
 }
 
+
+// editModel is an OpenAI-compatible endpoint that proposes one edit: its
+// first answer to a prompt calls append_to_note, its answer after the tool
+// result quotes that result.
+function editModel(line) {
+  const server = createServer(async (req, res) => {
+    let body = "";
+    for await (const c of req) body += c;
+    if (!req.url.endsWith("/chat/completions")) {
+      res.writeHead(404).end();
+      return;
+    }
+    const msgs = JSON.parse(body).messages ?? [];
+    const last = msgs.at(-1);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const chunk = (delta, finish = null) =>
+      res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    if (last?.role === "tool") {
+      chunk({ role: "assistant", content: `Edit result: ${last.content}` });
+      chunk({}, "stop");
+    } else {
+      const args = JSON.stringify({ path: "Inbox.md", content: line });
+      chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_edit", type: "function", function: { name: "append_to_note", arguments: args } }] });
+      chunk({}, "tool_calls");
+    }
+    res.end("data: [DONE]\n\n");
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/v1` })));
+}
+
+// editChecks runs `vault-agent acp --allow-edits`: each edit the agent
+// proposes comes as session/request_permission with the diff; "allow" gets
+// it written through the client's fs/write_text_file, "reject" leaves the
+// note as it was, and the agent is told either way.
+async function editChecks() {
+  const { readFile, writeFile } = await import("node:fs/promises");
+  const line = "- Call the plumber about the dripping tap.";
+  const model = await editModel(line);
+  const agent = startAgent({ OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: model.url, OPENAI_MODEL: "fake", VAULT_AGENT_ARGS: "--allow-edits" });
+  const inbox = path.join(vault, "Inbox.md");
+  const original = await readFile(inbox, "utf8");
+  const answers = ["allow", "reject"];
+  const asked = [];
+  const writes = [];
+  const app = acp
+    .client({ name: "vault-agent-acp-edit-test" })
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: "selected", optionId: answers.shift() } };
+    })
+    .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+      writes.push(params.path);
+      await writeFile(params.path, params.content);
+      return {};
+    })
+    .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => ({ content: await readFile(params.path, "utf8") }));
+  await app.connectWith(agent.stream, async (cx) => {
+    await cx.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+    });
+    const session = await cx.buildSession(vault).start();
+
+    const allowed = await turn(session, "add a task to my inbox");
+    check(allowed.stopReason === "end_turn", `allowed edit: stopped with ${allowed.stopReason}`);
+    check(asked.length === 1, `want one permission request, got ${asked.length}`);
+    const p = asked[0];
+    check(p.toolCall.kind === "edit", `permission tool call kind ${p.toolCall.kind}`);
+    check(p.toolCall.locations?.[0]?.path === inbox, `permission location ${JSON.stringify(p.toolCall.locations)}`);
+    const diff = p.toolCall.content?.[0];
+    check(diff?.type === "diff" && diff.path === inbox && diff.oldText === original && diff.newText.endsWith(line + "\n"), `permission diff ${JSON.stringify(diff).slice(0, 300)}`);
+    check(JSON.stringify(p.options.map((o) => o.kind)) === JSON.stringify(["allow_once", "reject_once"]), `options ${JSON.stringify(p.options)}`);
+    const call = allowed.updates.find((u) => u.sessionUpdate === "tool_call" && u.kind === "edit");
+    check(call && call.toolCallId === p.toolCall.toolCallId, `the permission names no announced edit tool call: ${JSON.stringify(call)}`);
+    check(writes.length === 1 && writes[0] === inbox, `fs/write_text_file calls ${JSON.stringify(writes)}`);
+    const afterAllow = await readFile(inbox, "utf8");
+    check(afterAllow.endsWith(line + "\n") && afterAllow.startsWith(original.trimEnd()), `note after the allowed edit: ${afterAllow.slice(-200)}`);
+    check(textOf(allowed.updates, "agent_message_chunk").includes('"applied":true'), `the agent was not told the edit was applied: ${textOf(allowed.updates, "agent_message_chunk")}`);
+    log("edit allowed and written through fs/write_text_file");
+
+    const rejected = await turn(session, "add it again");
+    check(rejected.stopReason === "end_turn", `rejected edit: stopped with ${rejected.stopReason}`);
+    check(asked.length === 2 && writes.length === 1, `after reject: ${asked.length} asks, ${writes.length} writes`);
+    check((await readFile(inbox, "utf8")) === afterAllow, "the note changed after a rejected edit");
+    check(textOf(rejected.updates, "agent_message_chunk").includes("refused by the person"), `the agent was not told of the refusal: ${textOf(rejected.updates, "agent_message_chunk")}`);
+    log("edit rejected: the note is unchanged");
+  });
+  agent.child.stdin.end();
+  const exit = await agent.exited;
+  model.server.close();
+  check(exit.code === 0, `exit after EOF: ${JSON.stringify(exit)}\n${agent.stderr()}`);
+  await agent.lines;
+}
+
 try {
   await offlineChecks();
   await cancelChecks();
+  await editChecks();
   clearTimeout(watchdog);
   console.log("acp client: all checks passed");
 } catch (err) {

@@ -8,6 +8,8 @@
 // OpenAI-compatible endpoint: its progress, its citations, and a run
 // cancelled while its model call is in flight (the endpoint holds the call
 // open until the client goes away, so the run is slow without any sleep).
+// With --allow-edits, the edit tools: annotated destructive, their edits
+// written, indexed at once, refused when unsafe; without it, no edit tool.
 // The servers must survive all of it and exit cleanly when stdin closes.
 // Any failure exits non-zero.
 //
@@ -333,9 +335,33 @@ async function main() {
   check(res.structuredContent.hits.length > 0, "no hits after the cancel");
   log("ask_vault: cancelled mid-run, the model call was dropped, the server goes on");
 
+  // ---- edits: only with --allow-edits, annotated destructive
+  const editTools = ["create_note", "append_to_note", "replace_in_note", "set_properties"];
+  const mainTools = (await client.listTools()).tools.map((t) => t.name);
+  check(!editTools.some((n) => mainTools.includes(n)), `edit tools offered without --allow-edits: ${mainTools}`);
+  const edits = await connect("edits", ["--allow-edits", "--no-ask"]);
+  const listed = (await edits.client.listTools()).tools;
+  for (const name of editTools) {
+    const tool = listed.find((t) => t.name === name);
+    check(tool?.annotations?.destructiveHint === true && tool.annotations.readOnlyHint !== true, `${name}: ${JSON.stringify(tool?.annotations)}`);
+  }
+  const weekNote = path.join(vault, "Reviews", "Week 15.md");
+  res = await ok(edits.client, "create_note", { path: "Reviews/Week 15.md", content: "---\n# written by hand\nstatus: draft\n---\n# Week 15\n" });
+  check(res.structuredContent.applied === true && res.structuredContent.diff.includes("+# Week 15"), `create_note ${JSON.stringify(res.structuredContent)}`);
+  res = await ok(edits.client, "set_properties", { path: "Reviews/Week 15.md", properties: { status: "done", reviewed: "2026-04-12" } });
+  res = await ok(edits.client, "append_to_note", { path: "Reviews/Week 15.md", content: "Fixed the dripping tap." });
+  const written = readFileSync(weekNote, "utf8");
+  check(written === "---\n# written by hand\nstatus: done\nreviewed: 2026-04-12\n---\n# Week 15\n\nFixed the dripping tap.\n", `the note after the edits: ${JSON.stringify(written)}`);
+  res = await ok(edits.client, "search_notes", { query: "dripping tap" });
+  check(res.structuredContent.hits[0]?.path === "Reviews/Week 15.md", `search after the edits: ${JSON.stringify(res.structuredContent.hits)}`);
+  await toolError(edits.client, "create_note", { path: "Reviews/Week 15.md", content: "again" }, "already exists");
+  await toolError(edits.client, "create_note", { path: "../outside.md", content: "x" }, "escapes the vault");
+  await toolError(edits.client, "replace_in_note", { path: "Reviews/Week 15.md", find: "#", replace: "x" }, "occurs");
+  log("edits: written, indexed, refused when unsafe or ambiguous");
+
   // ---- the servers survived and end cleanly on stdin EOF
   await ok(client, "list_tags", {});
-  for (const s of [main, model]) {
+  for (const s of [main, model, edits]) {
     await s.client.close();
     const { code, signal } = await within(s.exited, 10000, "the server to exit");
     check(code === 0 && signal === null, `server exited with ${code} ${signal}\n${s.stderr()}`);

@@ -2,7 +2,10 @@
 // would: vscode-jsonrpc over the sidecar's stdin/stdout (Content-Length
 // framing). It initializes on a vault, searches, reads a note, runs the
 // agent while rendering its agent/message notifications with the same regex
-// the Obsidian plugin uses, then shuts down. Any failure exits non-zero.
+// the Obsidian plugin uses, runs it with allowEdits against a fake model that
+// proposes an edit (answering vault/applyEdit: approved, then refused), then
+// shuts down. Any failure exits non-zero. The edit writes into VAULT_DIR: use
+// a copy.
 //
 //   VAULT_AGENT_BIN=/path/to/vault-agent node client.mjs   # a built binary
 //   node client.mjs                                         # go run ./cmd/vault-agent
@@ -12,7 +15,8 @@
 // folder), CLIENT_TIMEOUT_MS (default 120000), QUIET=1 (less output).
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -128,6 +132,7 @@ async function main() {
   await expectError(conn.sendRequest("vault/nope"), -32601, "unknown method");
 
   await runAgent();
+  await editRuns();
 
   const status = await conn.sendRequest("vault/status");
   check(status.notes === init.index.notes, `status ${JSON.stringify(status)}`);
@@ -177,6 +182,72 @@ async function runAgent() {
   } catch (err) {
     check(err instanceof rpc.ResponseError && err.code === -32800, `cancelled run: ${err}`);
     log("cancelled run replied -32800");
+  }
+}
+
+// editModel is an OpenAI-compatible endpoint that proposes one edit: its
+// first answer calls append_to_note, its answer after the tool result
+// quotes that result.
+function editModel(line) {
+  const server = createServer(async (req, res) => {
+    let body = "";
+    for await (const c of req) body += c;
+    if (!req.url.endsWith("/chat/completions")) {
+      res.writeHead(404).end();
+      return;
+    }
+    const last = (JSON.parse(body).messages ?? []).at(-1);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const chunk = (delta, finish = null) =>
+      res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    if (last?.role === "tool") {
+      chunk({ role: "assistant", content: `Edit result: ${last.content}` });
+      chunk({}, "stop");
+    } else {
+      const args = JSON.stringify({ path: "Inbox.md", content: line });
+      chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_edit", type: "function", function: { name: "append_to_note", arguments: args } }] });
+      chunk({}, "tool_calls");
+    }
+    res.end("data: [DONE]\n\n");
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/v1` })));
+}
+
+// editRuns runs the agent with allowEdits: the sidecar asks vault/applyEdit
+// for the edit it proposes; the first is approved (the note is written),
+// the second refused (the note stays as it was).
+async function editRuns() {
+  const line = "- Call the plumber about the dripping tap.";
+  const model = await editModel(line);
+  const inbox = path.join(vault, "Inbox.md");
+  const original = readFileSync(inbox, "utf8");
+  const answers = [{ applied: true }, { applied: false, reason: "not now" }];
+  const asked = [];
+  const handler = conn.onRequest("vault/applyEdit", (params) => {
+    asked.push(params);
+    return answers.shift();
+  });
+  const settings = { allowEdits: true, provider: "openai", baseUrl: model.url, model: "fake" };
+  try {
+    const res = await conn.sendRequest("agent/run", { message: "add a task to my inbox", runId: "edit-1", settings });
+    check(res.stopReason === "final_answer", `edit run: ${res.stopReason} ${res.error ?? ""}`);
+    check(asked.length === 1, `vault/applyEdit asked ${asked.length} times`);
+    const p = asked[0];
+    check(p.runId === "edit-1" && p.path === "Inbox.md" && p.operation === "append_to_note", `vault/applyEdit params ${JSON.stringify(p).slice(0, 200)}`);
+    check(p.diff.includes(`+${line}`) && p.newText.endsWith(line + "\n") && p.hash.length === 64, `vault/applyEdit diff ${p.diff}`);
+    const after = readFileSync(inbox, "utf8");
+    check(after === p.newText && after.startsWith(original.trimEnd()), "the approved edit was not written");
+    check(res.answer.includes('"applied":true'), `the agent was not told the edit was applied: ${res.answer}`);
+    log("edit approved and written:", p.diff.split("\n").filter((l) => l.startsWith("+") && !l.startsWith("+++")).join(" "));
+
+    const refused = await conn.sendRequest("agent/run", { message: "add it again", runId: "edit-2", settings });
+    check(asked.length === 2, `vault/applyEdit asked ${asked.length} times`);
+    check(readFileSync(inbox, "utf8") === after, "the note changed after a refused edit");
+    check(refused.answer.includes("refused by the person: not now"), `the agent was not told of the refusal: ${refused.answer}`);
+    log("edit refused: the note is unchanged");
+  } finally {
+    handler.dispose();
+    model.server.close();
   }
 }
 

@@ -117,3 +117,31 @@ func TestRunVaultAgent(t *testing.T) {
 		t.Errorf("outcomes %+v", e.Outcomes)
 	}
 }
+
+type fakeLookup map[string]string
+
+func (f fakeLookup) Lookup(name string) (string, error) {
+	if p, ok := f[name]; ok {
+		return p, nil
+	}
+	return "", errors.New("not found")
+}
+
+func TestJudgeAnswer(t *testing.T) {
+	q := Question{Q: "x", Expect: []string{"b/Beta.md"}}
+	ix := fakeLookup{"Alpha": "Alpha.md", "Beta": "b/Beta.md"}
+	if got := Citations("- a [[Alpha]]\n- b [[Beta#Use|the beta]] [[Alpha]]"); strings.Join(got, ",") != "Alpha,Beta" {
+		t.Fatalf("citations %v", got)
+	}
+	if o := JudgeAnswer(q, "From [[Alpha]] and [[Beta#Use]].", ix); !o.Hit || len(o.Cited) != 2 {
+		t.Errorf("outcome %+v, want a hit citing 2", o)
+	}
+	if o := JudgeAnswer(q, "Only [[Alpha]] and [[Gamma]].", ix); o.Hit || len(o.Cited) != 1 {
+		t.Errorf("outcome %+v, want a miss citing 1", o)
+	}
+	var b bytes.Buffer
+	Report(&b, []Question{q}, []*Engine{{Name: "a", Outcomes: []Outcome{{}}, Asks: &Asks{Outcomes: []AskOutcome{{Hit: true}}, Millis: []float64{5}}}}, false)
+	if !strings.Contains(b.String(), "1 of 1 (100%)") {
+		t.Errorf("report lacks the answer check:\n%s", b.String())
+	}
+}

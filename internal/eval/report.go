@@ -43,6 +43,13 @@ func Report(w io.Writer, qs []Question, engines []*Engine, verbose bool) {
 			fmt.Fprintf(w, "\n%s search time per question: p50 %.1f ms, p99 %.1f ms\n", e.Name, Percentile(e.Millis, 50), Percentile(e.Millis, 99))
 		}
 	}
+	for _, e := range engines {
+		if e.Asks != nil {
+			n := len(e.Asks.Outcomes)
+			fmt.Fprintf(w, "\nAnswer check (%s offline ask cites an expected note): %d of %d (%.0f%%); ask time p50 %.0f ms, p99 %.0f ms\n",
+				e.Name, e.Asks.Hits(), n, 100*float64(e.Asks.Hits())/float64(max(n, 1)), Percentile(e.Asks.Millis, 50), Percentile(e.Asks.Millis, 99))
+		}
+	}
 	if !verbose {
 		return
 	}
@@ -62,6 +69,18 @@ func Report(w io.Writer, qs []Question, engines []*Engine, verbose bool) {
 				line += "  top: " + o.Top
 			}
 			fmt.Fprintln(w, line)
+			if e.Asks != nil && i < len(e.Asks.Outcomes) {
+				a := e.Asks.Outcomes[i]
+				mark := "miss"
+				if a.Hit {
+					mark = "hit"
+				}
+				line := fmt.Sprintf("  %-12s answer %s, cites: %s", "", mark, strings.Join(a.Cited, " | "))
+				if a.Err != "" {
+					line += "  error: " + a.Err
+				}
+				fmt.Fprintln(w, line)
+			}
 		}
 		fmt.Fprintf(w, "  expect: %s\n", strings.Join(q.Expect, " | "))
 	}

@@ -24,6 +24,8 @@ type Engine struct {
 	Results  [][]string
 	// Millis is the search time of each question, when measured.
 	Millis []float64
+	// Asks is the answer check, when run.
+	Asks *Asks
 }
 
 // Options configures Run.
@@ -44,6 +46,8 @@ type Options struct {
 	// lexical) or "words" (the sum of a vector per word: lexical signal).
 	// Its vectors are kept beside the index.
 	Embed string
+	// Ask also asks every question with the offline model (Engine.Asks).
+	Ask bool
 }
 
 // embedDims is the dimension of the eval's embedders (nomic-embed-text's).
@@ -149,6 +153,11 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 	var engines []*Engine
 	for _, s := range searchers {
 		engines = append(engines, runEngine(ctx, s.name, ix.Count(), s.fn, qs))
+	}
+	if opts.Ask {
+		if engines[0].Asks, err = RunAsks(ctx, ix, qs); err != nil {
+			return nil, stats, err
+		}
 	}
 	return engines, stats, nil
 }

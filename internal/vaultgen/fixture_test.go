@@ -48,8 +48,8 @@ func fixtureNotes(t *testing.T) map[string]string {
 
 func TestFixtureStructure(t *testing.T) {
 	notes := fixtureNotes(t)
-	if len(notes) != 61 {
-		t.Errorf("fixture has %d regular notes, FIXTURE_NOTES.md says 61", len(notes))
+	if len(notes) != 65 {
+		t.Errorf("fixture has %d regular notes, FIXTURE_NOTES.md says 65", len(notes))
 	}
 
 	var broken, noFrontmatter []string
@@ -81,8 +81,8 @@ func TestFixtureStructure(t *testing.T) {
 			daily++
 		}
 	}
-	if daily != 10 {
-		t.Errorf("%d daily notes in journal/, want 10", daily)
+	if daily != 12 {
+		t.Errorf("%d daily notes in journal/, want 12", daily)
 	}
 
 	for _, p := range []string{

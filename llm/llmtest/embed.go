@@ -198,6 +198,9 @@ func (s *EmbedServer) handle(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+		if r.Context().Err() != nil {
+			return // the client went away meanwhile
+		}
 		s.mu.Lock()
 	}
 	if len(s.fails) > 0 {

@@ -208,6 +208,23 @@ func generateProtocolDoc(t *testing.T) []byte {
 	g.p("4. `shutdown` stops every run; later requests get -32600. Then `exit` ends the process with status 0\n")
 	g.p("   (1 if `shutdown` did not come first). Closing stdin (or the sidecar failing to write to stdout) also\n")
 	g.p("   ends it cleanly: runs are cancelled and the index is closed.\n\n")
+	g.p("## Edits with approval\n\n")
+	g.p("Read-only is the default: the agent's edit tools (`create_note`, `append_to_note`, `replace_in_note`,\n")
+	g.p("`set_properties`) are offered only in runs whose settings have `allowEdits: true` (in `initialize` or\n")
+	g.p("the run's `settings`). Each edit the agent proposes is sent to the host as a `%s` request\n", MethodApplyEdit)
+	g.p("(see Sidecar requests) while the run waits:\n\n")
+	g.p("1. The sidecar works the edit out (path checked as reads are, only `.md`; the note read and hashed) and\n")
+	g.p("   sends the path, the unified diff, the hash and the new text. A proposal that cannot be made (a path\n")
+	g.p("   leaving the vault, a note that exists for `create_note`, text not found exactly once) is not sent: the\n")
+	g.p("   model gets the error.\n")
+	g.p("2. The host shows the diff and answers `{\"applied\": true}` to approve or `{\"applied\": false, \"reason\": \"...\"}`\n")
+	g.p("   to refuse. An error answer is a refusal; no answer within the run's `requestInputTimeoutMs` is a\n")
+	g.p("   refusal too, and the sidecar then sends `$/cancelRequest` for the request.\n")
+	g.p("3. On approval the sidecar writes the note itself, atomically, only if it still has the hash it was read\n")
+	g.p("   with (else the edit is refused as a conflict, never merged), journals it outside the vault for\n")
+	g.p("   `vault-agent undo`, and updates the index before the run goes on.\n")
+	g.p("4. The tool's result (`tool_complete`'s `output`: `{applied, path, reason?, diff}`) tells the model, and the\n")
+	g.p("   host, whether the edit was applied and why not.\n\n")
 	g.p("## Errors\n\n")
 	g.p("| code | meaning |\n|---|---|\n")
 	g.p("| -32700 | parse error: the message is not JSON |\n")
@@ -256,6 +273,11 @@ func generateProtocolDoc(t *testing.T) []byte {
 		g.p("`%s`", u)
 	}
 	g.p(". A run always ends with `agent_completion`; a stopped run sends `agent_stopped` just before it.\n\n")
+
+	g.p("## Sidecar requests\n\n")
+	for _, r := range SidecarRequests {
+		g.p("### `%s` (request to the host)\n\n%s\n\nParams: %s\n\nResult: %s\n\n", r.Name, r.Doc, g.jsonType(r.Params), g.jsonType(r.Result))
+	}
 
 	g.p("## Types\n\n")
 	for i := 0; i < len(g.order); i++ { // fields() may queue more types

@@ -39,6 +39,10 @@ type Settings struct {
 	PlanReminderInterval int `json:"planReminderInterval,omitempty"`
 	// RequestInputTimeoutMs bounds the wait for agent/input (default 600000).
 	RequestInputTimeoutMs int64 `json:"requestInputTimeoutMs,omitempty"`
+	// AllowEdits offers the agent the edit tools (create_note, append_to_note,
+	// replace_in_note, set_properties); each edit is sent to the host as
+	// vault/applyEdit and applied only if approved (default false: read-only).
+	AllowEdits *bool `json:"allowEdits,omitempty"`
 	// Trace is a file (outside the vault) the run's events are written to
 	// as JSON lines.
 	Trace string `json:"trace,omitempty"`

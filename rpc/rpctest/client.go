@@ -35,10 +35,12 @@ type Response struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
-// Notification is one notification from the server.
+// Notification is one notification from the server, or one request from
+// it (ID set: answer it with Respond).
 type Notification struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
+	ID     json.RawMessage `json:"id,omitempty"`
 }
 
 // Client speaks JSON-RPC over a byte stream with the header or line codec.
@@ -119,7 +121,7 @@ func (c *Client) read(r *bufio.Reader) {
 		}
 		c.mu.Lock()
 		if probe.Method != nil {
-			c.notes = append(c.notes, Notification{Method: *probe.Method, Params: probe.Params})
+			c.notes = append(c.notes, Notification{Method: *probe.Method, Params: probe.Params, ID: probe.ID})
 		} else {
 			var resp Response
 			_ = json.Unmarshal(body, &resp)
@@ -381,4 +383,20 @@ func (c *Client) AwaitStray(ctx context.Context, n int) (*Response, error) {
 			return nil, fmt.Errorf("waiting for an error response: %w", ctx.Err())
 		}
 	}
+}
+
+// Respond answers a request the server sent (a Notification with an ID)
+// with result, or with an error when rpcErr is set.
+func (c *Client) Respond(id json.RawMessage, result any, rpcErr *Error) error {
+	msg := map[string]any{"jsonrpc": "2.0", "id": id}
+	if rpcErr != nil {
+		msg["error"] = rpcErr
+	} else {
+		msg["result"] = result
+	}
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	return c.WriteMessage(body)
 }

@@ -35,11 +35,14 @@ func run() error {
 	rebuild := fs.Bool("rebuild", false, "rebuild vault-agent's index from scratch first")
 	verbose := fs.Bool("verbose", false, "print every question with the rank each engine gave its answer")
 	embed := fs.String("embed", "", "also run hybrid and semantic search with an in-process embedder: random (no signal) or words (a vector per word)")
+	ask := fs.Bool("ask", true, "also ask every question with the offline model and check that the answer cites an expected note")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed random|words]\n\n"+
 			"Runs every question through vault-agent's search and an SQLite FTS5 baseline (python3's sqlite3:\n"+
 			"OR of the words, bm25 with title 10, headings 5, body 1, tokenize 'porter unicode61') over the same\n"+
-			"vault, and prints MRR@10, top-1 and recall@10 for both, by kind when the questions have one.\n\n")
+			"vault, and prints MRR@10, top-1 and recall@10 for both, by kind when the questions have one.\n"+
+			"With --ask (the default) it also asks every question with the offline model, as `vault-agent ask`\n"+
+			"does with no key, and counts the answers that cite an expected note.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -61,7 +64,7 @@ func run() error {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fmt.Fprintf(os.Stderr, "indexing %s with vault-agent...\n", *vaultDir)
-	ours, stats, err := eval.RunVaultAgentModes(ctx, eval.Options{Vault: *vaultDir, Index: *index, Rebuild: *rebuild, Logger: log, Embed: *embed}, qs)
+	ours, stats, err := eval.RunVaultAgentModes(ctx, eval.Options{Vault: *vaultDir, Index: *index, Rebuild: *rebuild, Logger: log, Embed: *embed, Ask: *ask}, qs)
 	if err != nil {
 		return fmt.Errorf("vault-agent: %w", err)
 	}
