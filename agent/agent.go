@@ -24,6 +24,12 @@ type Index interface {
 	ReadChunk(name string, chunk int) (*search.NoteChunk, error)
 }
 
+// Relater finds the notes closest in meaning to the note name designates;
+// *semantic.Engine satisfies it.
+type Relater interface {
+	Related(ctx context.Context, name string, limit int) (*search.Results, error)
+}
+
 // Modes of the run loop.
 const (
 	ModeReact  = "react"
@@ -89,6 +95,9 @@ type Deps struct {
 	Model  llm.Model
 	Index  Index
 	Logger *slog.Logger
+	// Related, when set, offers the relatedNotes tool (the notes closest in
+	// meaning to a note); nil without an embedding model.
+	Related Relater
 	// ReviewStorePath is the bbolt file for pending plan reviews; "" keeps
 	// them in memory only.
 	ReviewStorePath string
@@ -159,7 +168,11 @@ type reviewStore interface {
 // Deps.ReviewStorePath is set.
 func New(deps Deps) (*Agent, error) {
 	a := &Agent{deps: deps, runs: map[string]*runState{}}
-	a.registry = NewRegistry(append(append(builtinTools(), plannerTools()...), editTools()...)...)
+	tools := builtinTools()
+	if deps.Related != nil {
+		tools = append(tools, relatedTool())
+	}
+	a.registry = NewRegistry(append(append(tools, plannerTools()...), editTools()...)...)
 	if deps.ReviewStorePath != "" {
 		st, err := planner.OpenReviewStore(deps.ReviewStorePath, time.Hour)
 		if err != nil {

@@ -28,9 +28,10 @@ const (
 
 // toolEnv is all a vault tool may touch: never the run's state (see Tool).
 type toolEnv struct {
-	index  Index
-	logger *slog.Logger
-	now    func() time.Time
+	index   Index
+	related Relater // nil: no relatedNotes tool
+	logger  *slog.Logger
+	now     func() time.Time
 }
 
 // TimeRange bounds note times (modification or own date) in epoch milliseconds.
@@ -44,6 +45,7 @@ type LocalSearchArgs struct {
 	Query        string     `json:"query" jsonschema:"what to look for; supports \"phrases\", -exclusions, OR, tag:#x, path:folder/, file:name"`
 	SalientTerms []string   `json:"salientTerms,omitempty" jsonschema:"the most important keywords of the query"`
 	TimeRange    *TimeRange `json:"timeRange,omitempty" jsonschema:"only notes modified or dated in this range (use getTimeRangeMs to compute it)"`
+	Mode         string     `json:"mode,omitempty" jsonschema:"lexical (words), semantic (meaning) or hybrid (both; the default when the vault has vectors)"`
 }
 
 // LocalSearchResult is the result of localSearch.
@@ -108,9 +110,14 @@ func builtinTools() []*Tool {
 			description: "Search the notes of the vault. Returns the best matching notes with a snippet of the matching section. " +
 				"Supports \"exact phrases\", -exclusions, OR, tag:#tag (nested tags included), path:folder/ and file:name.",
 			timeout: 15 * time.Second,
-			tune:    func(s *jsonschema.Schema) { minLen(s, "query", 1) },
-			before:  repeatedSearch,
-			run:     runLocalSearch,
+			tune: func(s *jsonschema.Schema) {
+				minLen(s, "query", 1)
+				if p := s.Properties["mode"]; p != nil {
+					p.Enum = []any{search.ModeLexical, search.ModeSemantic, search.ModeHybrid}
+				}
+			},
+			before: repeatedSearch,
+			run:    runLocalSearch,
 			after: func(r *runState, a LocalSearchArgs, out any) {
 				res := out.(*LocalSearchResult)
 				r.searchDone(res.Query, a.TimeRange, res)
@@ -291,7 +298,7 @@ func repeatedSearch(r *runState, a LocalSearchArgs) (any, bool) {
 
 func runLocalSearch(ctx context.Context, env toolEnv, a LocalSearchArgs) (any, error) {
 	query := searchQuery(a)
-	req := search.Request{Query: query, Limit: 8}
+	req := search.Request{Query: query, Limit: 8, Mode: a.Mode}
 	if a.TimeRange != nil {
 		if a.TimeRange.StartTime > 0 {
 			req.From = time.UnixMilli(a.TimeRange.StartTime)

@@ -6,6 +6,7 @@ import "regexp"
 // and planner.ToolPlanProgress).
 const (
 	ToolLocalSearch  = "localSearch"
+	ToolRelated      = "relatedNotes"
 	ToolReadNote     = "readNote"
 	ToolFileTree     = "getFileTree"
 	ToolTagList      = "getTagList"

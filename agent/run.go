@@ -36,6 +36,7 @@ type runState struct {
 	started     time.Time
 	registry    *Registry
 	index       Index
+	related     Relater
 	// editor carries out the edit tools (nil: no edit tool is offered).
 	editor Editor
 
@@ -112,7 +113,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest, sink Sink) (*Result, er
 	r := &runState{
 		id: runID, session: req.SessionID, cfg: cfg, goal: strings.TrimSpace(req.Message),
 		model: model, sink: sink, logger: a.logger().With("run", runID), now: now,
-		registry: a.registry, index: a.deps.Index, editor: req.Editor, history: req.History, promptVersion: PromptVersion,
+		registry: a.registry, index: a.deps.Index, related: a.deps.Related, editor: req.Editor, history: req.History, promptVersion: PromptVersion,
 		overuse: planner.OveruseGuard{Max: planner.DefaultMaxPlannerOnly},
 		cont:    planner.Continuation{Max: cfg.MaxPlanContinuations},
 	}
@@ -430,7 +431,7 @@ func (r *runState) runTools(ctx context.Context, calls []llm.ToolCall) {
 		case c.Name == planner.ToolPlanProgress && soloErr != nil:
 			err = toolErrorf("%v", soloErr)
 		default:
-			out, err = tool.Call(ctx, toolEnv{index: r.index, logger: r.logger, now: func() time.Time { return at }}, r, c.Arguments)
+			out, err = tool.Call(ctx, toolEnv{index: r.index, related: r.related, logger: r.logger, now: func() time.Time { return at }}, r, c.Arguments)
 		}
 		latency := float64(time.Since(began).Microseconds()) / 1000
 		content := toolContent(out, err)

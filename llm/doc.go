@@ -11,9 +11,13 @@
 //   - Scripted: plays model turns from a JSON/YAML fixture for tests and
 //     demos, failing loudly when a run asks for more turns.
 //
+// Embedder turns texts into vectors through the embeddings endpoint of any
+// OpenAI-compatible server, with batches, timeouts and the same retries.
+//
 // ThinkFilter strips thinking blocks from a stream; JSONObject and
 // TrailingJSONObject find the JSON a model wrote among its prose. The
-// llmtest sub-package is a fake OpenAI-compatible server for tests.
+// llmtest sub-package is a fake OpenAI-compatible server for tests, chat
+// and embeddings, with deterministic embedding models.
 //
 // Constructors read no environment and make no request (the service package
 // builds models from settings and the environment). The package knows

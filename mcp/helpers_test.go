@@ -14,6 +14,7 @@ import (
 	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/mcp"
+	"github.com/vault-agent/vault-agent/search/semantic"
 	"github.com/vault-agent/vault-agent/service"
 )
 
@@ -41,6 +42,8 @@ type envOptions struct {
 	wrap  func(mcp.Opening) mcp.Opening
 	noAsk bool
 	now   func() time.Time
+	// embedder turns on semantic search.
+	embedder semantic.Embedder
 	// allowEdits offers the edit tools, journaling to journal.
 	allowEdits bool
 	journal    string
@@ -68,7 +71,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
 	e := &env{dir: fixture.CopyWithLinks(t), updated: make(chan string, 64), listChanged: make(chan struct{}, 64)}
 	ctx, cancel := context.WithCancel(context.Background())
-	opening := startVault(t, service.Options{Vault: e.dir, Model: o.model, Journal: o.journal})
+	opening := startVault(t, service.Options{Vault: e.dir, Model: o.model, Journal: o.journal, Embedder: o.embedder})
 	var v mcp.Opening = opening
 	if o.wrap != nil {
 		v = o.wrap(v)
@@ -81,7 +84,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if now == nil {
 		now = func() time.Time { return time.Date(2026, 4, 22, 10, 0, 0, 0, time.Local) }
 	}
-	srv := mcp.New(mcp.Config{Vault: v, Ask: !o.noAsk, Model: model, VaultName: "vault", Version: "test", Now: now, AllowEdits: o.allowEdits})
+	srv := mcp.New(mcp.Config{Vault: v, Ask: !o.noAsk, Model: model, VaultName: "vault", Version: "test", Now: now, AllowEdits: o.allowEdits, Semantic: o.embedder != nil})
 	st, ct := sdk.NewInMemoryTransports()
 	served := make(chan error, 1)
 	go func() { served <- srv.Run(ctx, st) }()

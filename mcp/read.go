@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -25,6 +26,7 @@ type SearchInput struct {
 	Folders []string `json:"folders,omitempty" jsonschema:"only notes under any of these folders, e.g. [\"journal\"]"`
 	Since   string   `json:"since,omitempty" jsonschema:"only notes modified or dated on or after this day: 2026-03-01, or words such as \"last month\""`
 	Until   string   `json:"until,omitempty" jsonschema:"only notes modified or dated on or before this day: 2026-03-31, or words such as \"last month\""`
+	Mode    string   `json:"mode,omitempty" jsonschema:"lexical (words), semantic (meaning, for notes that use other words) or hybrid (both; the default when the vault has an embedding model)"`
 }
 
 // SearchOutput is search_notes' result.
@@ -51,7 +53,12 @@ type SearchHit struct {
 
 func (s *Server) searchNotes(ctx context.Context, req *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, SearchOutput, error) {
 	var out SearchOutput
-	sreq := search.Request{Query: strings.TrimSpace(in.Query), Limit: clamp(in.Limit, defaultSearchLimit, maxSearchLimit)}
+	sreq := search.Request{Query: strings.TrimSpace(in.Query), Limit: clamp(in.Limit, defaultSearchLimit, maxSearchLimit), Mode: in.Mode}
+	switch in.Mode {
+	case "", search.ModeLexical, search.ModeSemantic, search.ModeHybrid:
+	default:
+		return nil, out, fmt.Errorf("mode must be lexical, semantic or hybrid, got %q", in.Mode)
+	}
 	var err error
 	if sreq.Tags, err = cleanTags(in.Tags); err != nil {
 		return nil, out, err
@@ -65,12 +72,15 @@ func (s *Server) searchNotes(ctx context.Context, req *sdk.CallToolRequest, in S
 	if sreq.Query == "" && len(sreq.Tags) == 0 && len(sreq.Folders) == 0 && sreq.From.IsZero() && sreq.To.IsZero() {
 		return nil, out, errors.New("the query is empty: give words to look for, or at least one filter (tags, folders, since, until)")
 	}
-	ix, err := s.index(ctx, req)
+	svc, err := s.vault(ctx, req.Session, req.Params.GetProgressToken())
 	if err != nil {
 		return nil, out, err
 	}
-	res, err := ix.Search(ctx, sreq)
+	res, err := svc.Search(ctx, sreq)
 	if err != nil {
+		if errors.Is(err, service.ErrNoEmbedder) {
+			return nil, out, err
+		}
 		if errors.Is(err, search.ErrBadQuery) || errors.Is(err, search.ErrEmptyQuery) {
 			return nil, out, fmt.Errorf("%v. %s", err, queryLanguage)
 		}
@@ -231,4 +241,33 @@ func linkList(ls []vault.Link) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// ---- related_notes
+
+// RelatedInput are related_notes' arguments.
+type RelatedInput struct {
+	Path  string `json:"path" jsonschema:"the note: a vault path, a path without .md, a [[wikilink]] or a file name"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many notes to return: 1 to 50, default 10"`
+}
+
+func (s *Server) relatedNotes(ctx context.Context, req *sdk.CallToolRequest, in RelatedInput) (*sdk.CallToolResult, SearchOutput, error) {
+	var out SearchOutput
+	if strings.TrimSpace(in.Path) == "" {
+		return nil, out, errors.New("path is empty: give a note's vault path, e.g. \"projects/Alpha.md\" (search_notes finds them)")
+	}
+	svc, err := s.vault(ctx, req.Session, req.Params.GetProgressToken())
+	if err != nil {
+		return nil, out, err
+	}
+	res, err := svc.Related(ctx, in.Path, clamp(in.Limit, defaultSearchLimit, maxSearchLimit))
+	if err != nil {
+		return nil, out, err
+	}
+	out = SearchOutput{Query: "related to " + in.Path, Hits: make([]SearchHit, 0, len(res.Results)), Total: len(res.Results)}
+	for _, r := range res.Results {
+		out.Hits = append(out.Hits, SearchHit{Path: r.Path, Title: r.Title, Heading: r.Heading, Score: round2(r.Score), Chunk: r.ChunkIndex,
+			Snippet: cleanSnippet(r.Snippet, snippetBytes)})
+	}
+	return result(renderSearch(out)), out, nil
 }

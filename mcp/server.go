@@ -24,6 +24,9 @@ type Config struct {
 	// with service.Options.Agent); Model describes the agent's model.
 	Ask   bool
 	Model ModelInfo
+	// Semantic offers related_notes and search_notes' semantic and hybrid
+	// modes: the vault is opened with an embedding model.
+	Semantic bool
 	// AllowEdits offers the edit tools (create_note, append_to_note,
 	// replace_in_note, set_properties), annotated destructive so that
 	// clients ask their user before each call. Off by default: read-only.

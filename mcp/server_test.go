@@ -31,7 +31,7 @@ func TestToolsAndSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"search_notes":   {"query", "limit", "tags", "folders", "since", "until"},
+		"search_notes":   {"query", "limit", "tags", "folders", "since", "until", "mode"},
 		"read_note":      {"path", "chunk", "heading"},
 		"list_notes":     {"folder", "tag", "since", "until", "limit"},
 		"list_tags":      {},

@@ -206,6 +206,15 @@ func (s *Server) addTools() {
 		Description: "List the notes modified or dated in a period given in words, oldest first: \"today\", \"yesterday\", \"last week\", " +
 			"\"this month\", \"last 30 days\", \"2026-03\", \"2026-03-14\", \"March\". Returns the resolved dates and the notes.",
 	}, s.notesInRange)
+	if s.cfg.Semantic {
+		addTool(s, &sdk.Tool{
+			Name:        "related_notes",
+			Annotations: readOnly("Related notes", false),
+			Description: "List the notes closest in meaning to a note (similar notes), even when they share no words with it, best " +
+				"first, each with the heading and start of its closest section and the chunk to pass to read_note. path is looked up " +
+				"like read_note's.",
+		}, s.relatedNotes)
+	}
 	if s.cfg.Ask {
 		s.addAskTool()
 	}

@@ -25,7 +25,7 @@ func TestDecodeParams(t *testing.T) {
 		{name: "ok", params: `{"query":"x","limit":3,"timeRange":{"startTime":1}}`, into: &protocol.SearchParams{}},
 		{name: "array", params: `["x"]`, into: &protocol.SearchParams{}, wantErr: "must be an object"},
 		{name: "string", params: `"x"`, into: &protocol.SearchParams{}, wantErr: "got a string"},
-		{name: "unknown strict", params: `{"query":"x","lmit":3}`, into: &protocol.SearchParams{}, wantErr: `unknown field "lmit" (valid fields: query, limit, tags, folders, timeRange)`},
+		{name: "unknown strict", params: `{"query":"x","lmit":3}`, into: &protocol.SearchParams{}, wantErr: `unknown field "lmit" (valid fields: query, limit, tags, folders, timeRange, mode)`},
 		{name: "unknown lenient", params: `{"vault":"/v","capabilities":{},"processId":1}`, into: &protocol.InitializeParams{}, lenient: true, unknown: []string{"capabilities", "processId"}},
 		{name: "case matters", params: `{"Query":"x"}`, into: &protocol.SearchParams{}, wantErr: `unknown field "Query"`},
 		{name: "type", params: `{"query":5}`, into: &protocol.SearchParams{}, wantErr: `"query" must be a string, got number`},

@@ -13,6 +13,7 @@ import (
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/semantic"
 	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -70,6 +71,9 @@ func toRPCError(method string, err error) *jsonrpc2.Error {
 		errors.Is(err, search.ErrEmptyQuery),
 		errors.Is(err, search.ErrBadQuery),
 		errors.Is(err, search.ErrChunkRange),
+		errors.Is(err, service.ErrNoEmbedder),
+		errors.Is(err, semantic.ErrMode),
+		errors.Is(err, semantic.ErrNotEmbedded),
 		errors.Is(err, agent.ErrBadArgument),
 		errors.Is(err, agent.ErrDuplicateRun),
 		errors.Is(err, agent.ErrNotWaiting):

@@ -98,6 +98,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 
 	settings := s.cfg.Settings.Merge(settingsOf(p.Settings))
 	prog := s.newProgress()
+	embedProg := &progressReporter{s: s, phase: "embed"}
 	svc, err := service.Open(ctx, service.Options{
 		Vault:         root,
 		Index:         index,
@@ -107,6 +108,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 		Env:           s.cfg.Env,
 		Logger:        s.shared,
 		Progress:      prog.report,
+		EmbedProgress: embedProg.report,
 		Watch:         true,
 		Agent:         true,
 		Sessions:      true,
@@ -201,6 +203,7 @@ type progressReporter struct {
 	last  time.Time
 	total int
 	seen  bool
+	phase string // IndexProgressParams.Phase
 }
 
 func (s *Server) newProgress() *progressReporter { return &progressReporter{s: s} }
@@ -217,7 +220,10 @@ func (p *progressReporter) report(done, total int) {
 	}
 	p.mu.Unlock()
 	if send {
-		_ = p.s.client.IndexProgress(context.Background(), &protocol.IndexProgressParams{Done: done, Total: total})
+		_ = p.s.client.IndexProgress(context.Background(), &protocol.IndexProgressParams{Done: done, Total: total, Phase: p.phase})
+	} else if done == total && p.phase != "" {
+		// The embedding's last report: the index's own ends with finish.
+		_ = p.s.client.IndexProgress(context.Background(), &protocol.IndexProgressParams{Done: done, Total: total, Phase: p.phase})
 	}
 }
 

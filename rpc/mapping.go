@@ -33,6 +33,8 @@ func settingsOf(p *protocol.Settings) service.Settings {
 		RequestInputTimeout:  time.Duration(p.RequestInputTimeoutMs) * time.Millisecond,
 		ReasoningWindow:      p.ReasoningWindow,
 		Trace:                p.Trace,
+		EmbedModel:           p.EmbedModel,
+		EmbedBaseURL:         p.EmbedBaseURL,
 		AllowEdits:           p.AllowEdits,
 		Excludes:             p.Excludes,
 		ObsidianExcludes:     p.ObsidianExcludes,

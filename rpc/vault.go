@@ -19,7 +19,12 @@ func (s *Server) Search(ctx context.Context, p *protocol.SearchParams) (*protoco
 	if p.Limit < 0 {
 		return nil, fieldError("limit", "must be between 1 and 100, got %d", p.Limit)
 	}
-	req := search.Request{Query: p.Query, Limit: p.Limit, Tags: p.Tags, Folders: p.Folders}
+	switch p.Mode {
+	case "", search.ModeLexical, search.ModeSemantic, search.ModeHybrid:
+	default:
+		return nil, fieldError("mode", "must be lexical, semantic or hybrid, got %q", p.Mode)
+	}
+	req := search.Request{Query: p.Query, Limit: p.Limit, Tags: p.Tags, Folders: p.Folders, Mode: p.Mode}
 	if tr := p.TimeRange; tr != nil {
 		if tr.StartTime < 0 || tr.EndTime < 0 {
 			return nil, fieldError("timeRange", "times must be epoch milliseconds (not negative)")
@@ -34,9 +39,28 @@ func (s *Server) Search(ctx context.Context, p *protocol.SearchParams) (*protoco
 			req.To = time.UnixMilli(tr.EndTime)
 		}
 	}
-	res, err := svc.Index().Search(ctx, req)
+	res, err := svc.Search(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("query %q: %w", truncate.Runes(p.Query, 200), err)
+	}
+	return WireResults(res), nil
+}
+
+// Related runs vault/related.
+func (s *Server) Related(ctx context.Context, p *protocol.RelatedParams) (*protocol.Results, error) {
+	svc, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	if p.Path == "" {
+		return nil, required(protocol.MethodVaultRelated, "path", "a vault path, a title or a [[wikilink]]")
+	}
+	if p.Limit < 0 {
+		return nil, fieldError("limit", "must be between 1 and 100, got %d", p.Limit)
+	}
+	res, err := svc.Related(ctx, p.Path, p.Limit)
+	if err != nil {
+		return nil, err
 	}
 	return WireResults(res), nil
 }

@@ -31,6 +31,8 @@ run ./search BenchmarkSearchBadInput "$COUNT" ""
 run ./search BenchmarkReopen10k "$COUNT" ""
 run ./search BenchmarkTouch10 "$COUNT" ""
 run ./search BenchmarkSaveToSearchable 1
+echo "# search/semantic (100,000 chunks x 768 dimensions, embedder excluded)"
+run ./search/semantic BenchmarkSemanticQuery100k "$COUNT" 1x
 BENCH_FILES="rpc/*_test.go agent/*_test.go agent/offline/*_test.go reasoning/*_test.go"
 for b in $(grep -ho '^func Benchmark[A-Za-z0-9_]*' $BENCH_FILES 2>/dev/null | sed 's/^func //'); do
 	pkg=$(grep -l "^func $b(" $BENCH_FILES | head -1 | xargs dirname)

@@ -17,6 +17,10 @@ type Request struct {
 	// From and To bound the note mtime; zero means open.
 	From time.Time `json:"-"`
 	To   time.Time `json:"-"`
+	// Mode is lexical, semantic or hybrid ("": the default of whoever
+	// answers). The index answers lexically whatever the mode; a semantic
+	// search (the semantic package) reads it.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Result is one matching note. Its JSON is what the agent's localSearch

@@ -23,6 +23,10 @@ type Env struct {
 	BaseURL string
 	// Model is OPENAI_MODEL, used when the settings name none.
 	Model string
+	// EmbedAPIKey is VAULT_AGENT_EMBED_API_KEY, the key of the embeddings
+	// endpoint when it is not the chat model's (see Settings.EmbedModel).
+	// It never appears in logs, events, traces or errors.
+	EmbedAPIKey string
 	// CacheDir is the user cache directory (os.UserCacheDir: XDG_CACHE_HOME
 	// or ~/.cache on Linux), under which indexes live by default; "" when
 	// there is none.
@@ -33,20 +37,23 @@ type Env struct {
 func ProcessEnv() Env {
 	cache, _ := os.UserCacheDir()
 	return Env{
-		APIKey:   os.Getenv("OPENAI_API_KEY"),
-		BaseURL:  os.Getenv("OPENAI_BASE_URL"),
-		Model:    strings.TrimSpace(os.Getenv("OPENAI_MODEL")),
-		CacheDir: cache,
+		APIKey:      os.Getenv("OPENAI_API_KEY"),
+		BaseURL:     os.Getenv("OPENAI_BASE_URL"),
+		Model:       strings.TrimSpace(os.Getenv("OPENAI_MODEL")),
+		EmbedAPIKey: os.Getenv("VAULT_AGENT_EMBED_API_KEY"),
+		CacheDir:    cache,
 	}
 }
 
 // String describes the environment without the key.
 func (e Env) String() string {
-	key := "unset"
-	if e.APIKey != "" {
-		key = "set"
+	set := func(k string) string {
+		if k != "" {
+			return "set"
+		}
+		return "unset"
 	}
-	return fmt.Sprintf("Env{APIKey:%s BaseURL:%q Model:%q CacheDir:%q}", key, e.BaseURL, e.Model, e.CacheDir)
+	return fmt.Sprintf("Env{APIKey:%s EmbedAPIKey:%s BaseURL:%q Model:%q CacheDir:%q}", set(e.APIKey), set(e.EmbedAPIKey), e.BaseURL, e.Model, e.CacheDir)
 }
 
 // GoString keeps %#v from printing the key.

@@ -14,6 +14,7 @@ import (
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/reasoning/marker"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/semantic"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -40,6 +41,13 @@ type Options struct {
 	// Progress receives the progress of the first reconcile of the index
 	// with the disk; it is called from the indexing goroutine.
 	Progress search.ProgressFunc
+	// Embedder, when set, makes the vectors of semantic search instead of
+	// the one Settings.EmbedModel describes (tests).
+	Embedder semantic.Embedder
+	// EmbedProgress receives the progress of the first embedding of the
+	// notes' chunks (chunks embedded, chunks to embed), after the index's
+	// reconcile, when an embedding model is configured.
+	EmbedProgress search.ProgressFunc
 	// Rebuild rebuilds the index from scratch instead of reconciling it.
 	Rebuild bool
 	// Watch keeps the index fresh with the file watcher until Close.
@@ -95,6 +103,7 @@ type Service struct {
 	index     *search.Index
 	indexPath string
 	synced    search.SyncStats
+	sem       *semantic.Engine // nil without an embedding model
 	agent     *agent.Agent
 
 	editState
@@ -182,6 +191,25 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 	if err != nil {
 		return nil, &OpenError{Part: PartIndex, Path: s.indexPath, Err: err}
 	}
+	emb := opts.Embedder
+	if emb == nil {
+		e, err := newEmbedder(s.settings, s.env, s.log)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if e != nil {
+			emb = e
+		}
+	}
+	if emb != nil {
+		vp := vectorsPath(s.indexPath)
+		s.sem, err = semantic.Open(semantic.Options{Index: s.index, Embedder: emb, Path: vp, Logger: s.log})
+		if err != nil {
+			s.Close()
+			return nil, &OpenError{Part: PartIndex, Path: vp, Err: err}
+		}
+	}
 	if jp, err := journalPath(opts, s.env, s.vault.Root()); err != nil {
 		s.log.Debug("no edit journal: edits are refused", "error", err)
 	} else {
@@ -192,7 +220,12 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		if opts.Sessions && s.indexPath != "" {
 			reviews = filepath.Clean(s.indexPath) + "-reviews.db"
 		}
-		s.agent, err = agent.New(agent.Deps{Model: model, Index: s.index, Logger: s.log, ReviewStorePath: reviews})
+		deps := agent.Deps{Model: model, Index: s.index, Logger: s.log, ReviewStorePath: reviews}
+		if s.sem != nil {
+			deps.Index = searcher{s.index, s}
+			deps.Related = s.sem
+		}
+		s.agent, err = agent.New(deps)
 		if err != nil {
 			s.Close()
 			return nil, &OpenError{Part: PartAgent, Path: reviews, Err: fmt.Errorf("start the agent: %w", err)}
@@ -212,12 +245,29 @@ func (s *Service) finish(ctx context.Context, opts Options, progress search.Prog
 	if err != nil {
 		return &OpenError{Part: PartSync, Path: s.indexPath, Err: err}
 	}
+	if s.sem != nil {
+		// A vault whose notes cannot be embedded now (the server is down)
+		// still opens: search is lexical for the notes without vectors,
+		// and they are embedded at the next change or start.
+		st, err := s.sem.Sync(ctx, opts.EmbedProgress)
+		if err != nil {
+			if ctx.Err() != nil {
+				return &OpenError{Part: PartSync, Path: s.indexPath, Err: ctx.Err()}
+			}
+			s.log.Warn("semantic search is incomplete: embedding the notes failed; the notes without vectors are embedded at the next change or start", "model", s.sem.Model(), "error", err)
+		} else {
+			s.log.Info("vectors ready", "model", s.sem.Model(), "notes", st.Notes, "chunks", st.Chunks, "embedded", st.Embedded, "vectorMB", s.sem.MemoryBytes()>>20)
+		}
+	}
 	if opts.Watch {
 		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		s.stopWatch = cancel
 		if err := s.index.Watch(wctx); err != nil {
 			// Search still works on a stale index: warn, don't fail.
 			s.log.Warn("the vault watcher could not start; the index will not follow changes until it is reindexed", "error", err)
+		}
+		if s.sem != nil {
+			s.sem.Watch(wctx)
 		}
 	}
 	return nil
@@ -350,6 +400,11 @@ func (s *Service) Close() error {
 		}
 		if s.stopWatch != nil {
 			s.stopWatch()
+		}
+		if s.sem != nil {
+			if err := s.sem.Close(); err != nil {
+				s.closeErr = fmt.Errorf("close the vectors: %w", err)
+			}
 		}
 		if s.index != nil {
 			if err := s.index.Close(); err != nil && s.closeErr == nil {

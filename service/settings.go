@@ -58,6 +58,13 @@ type Settings struct {
 	// as JSON lines.
 	Trace string
 
+	// EmbedModel turns on semantic and hybrid search: the embedding model
+	// (nomic-embed-text on Ollama, text-embedding-3-small on OpenAI); ""
+	// keeps search lexical, with no network call. EmbedBaseURL is its
+	// OpenAI-compatible endpoint ("" uses Env.BaseURL, else OpenAI). Both
+	// apply when the vault is opened.
+	EmbedModel   string
+	EmbedBaseURL string
 	// AllowEdits offers the agent the edit tools; each edit is applied only
 	// after the person approves it through the front-end (default false:
 	// read-only).

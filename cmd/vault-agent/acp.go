@@ -17,6 +17,7 @@ func newACPCmd(g *globalFlags) *cobra.Command {
 	var excludes []string
 	var noObsidian, planner, allowEdits bool
 	var run service.Settings // the session defaults
+	var embedModel, embedBaseURL string
 	cmd := &cobra.Command{
 		Use:   "acp [flags]",
 		Short: "Run as an Agent Client Protocol agent (Zed, Obsidian's Agent Client plugin, ...)",
@@ -51,6 +52,7 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 			}
 			vaultSettings := mf.settings()
 			vaultSettings.Excludes = excludes
+			vaultSettings.EmbedModel, vaultSettings.EmbedBaseURL = embedModel, embedBaseURL
 			if noObsidian {
 				vaultSettings.ObsidianExcludes = new(bool)
 			}
@@ -68,6 +70,7 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 		},
 	}
 	mf.add(cmd)
+	addEmbedFlags(cmd, &embedModel, &embedBaseURL)
 	cmd.Flags().StringVar(&index, "index", "", "index folder (default: per-vault folder in the user cache dir); serves one vault only")
 	cmd.Flags().StringSliceVar(&excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
 	cmd.Flags().BoolVar(&noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")

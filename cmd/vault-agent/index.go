@@ -25,6 +25,8 @@ type vaultFlags struct {
 	excludes []string
 	// noObsidian turns off Obsidian's "Excluded files" setting.
 	noObsidian bool
+	// embedModel and embedBaseURL turn on semantic search.
+	embedModel, embedBaseURL string
 }
 
 func (f *vaultFlags) add(cmd *cobra.Command) {
@@ -38,6 +40,13 @@ func (f *vaultFlags) addWithVault(cmd *cobra.Command, vaultUsage string) {
 	cmd.Flags().StringVar(&f.index, "index", "", "index folder (default: per-vault folder in the user cache dir)")
 	cmd.Flags().StringSliceVar(&f.excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
 	cmd.Flags().BoolVar(&f.noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")
+	addEmbedFlags(cmd, &f.embedModel, &f.embedBaseURL)
+}
+
+// addEmbedFlags adds the flags that turn on semantic search.
+func addEmbedFlags(cmd *cobra.Command, model, baseURL *string) {
+	cmd.Flags().StringVar(model, "embed-model", "", "embedding model for semantic and hybrid search, e.g. nomic-embed-text (Ollama) or text-embedding-3-small (OpenAI); default: none, search is lexical")
+	cmd.Flags().StringVar(baseURL, "embed-base-url", "", "OpenAI-compatible endpoint of the embedding model, e.g. http://localhost:11434/v1 (default $OPENAI_BASE_URL, else OpenAI); key: $VAULT_AGENT_EMBED_API_KEY, or $OPENAI_API_KEY without this flag")
 }
 
 // open opens the vault (service.Open, with these flags' vault, index and
@@ -50,8 +59,15 @@ func (f *vaultFlags) open(cmd *cobra.Command, log *slog.Logger, o service.Option
 	}
 	progress := newProgress(os.Stderr, quiet)
 	o.Progress = progress.update
+	embedding := newProgress(os.Stderr, quiet)
+	embedding.what, embedding.unit = "embedding", "chunks"
+	o.EmbedProgress = func(done, total int) {
+		progress.finish()
+		embedding.update(done, total)
+	}
 	svc, err := service.Open(cmd.Context(), o)
 	progress.finish()
+	embedding.finish()
 	return svc, openError(cmd, err)
 }
 
@@ -72,6 +88,7 @@ func (f *vaultFlags) options(cmd *cobra.Command, log *slog.Logger, o *service.Op
 	}
 	o.Vault, o.Index, o.Logger = f.vault, f.index, log
 	o.Settings.Excludes = f.excludes
+	o.Settings.EmbedModel, o.Settings.EmbedBaseURL = f.embedModel, f.embedBaseURL
 	if f.noObsidian {
 		off := false
 		o.Settings.ObsidianExcludes = &off
@@ -98,10 +115,12 @@ type progress struct {
 	tty     bool
 	quiet   bool
 	lastPct int
+	// what is done to units: "indexing" notes, "embedding" chunks.
+	what, unit string
 }
 
 func newProgress(w *os.File, quiet bool) *progress {
-	return &progress{w: w, tty: term.IsTerminal(int(w.Fd())), quiet: quiet, lastPct: -1}
+	return &progress{w: w, tty: term.IsTerminal(int(w.Fd())), quiet: quiet, lastPct: -1, what: "indexing", unit: "notes"}
 }
 
 func (p *progress) update(done, total int) {
@@ -112,9 +131,9 @@ func (p *progress) update(done, total int) {
 		if p.bar == nil {
 			p.bar = progressbar.NewOptions(total,
 				progressbar.OptionSetWriter(p.w),
-				progressbar.OptionSetDescription("indexing"),
+				progressbar.OptionSetDescription(p.what),
 				progressbar.OptionShowCount(),
-				progressbar.OptionSetItsString("notes"),
+				progressbar.OptionSetItsString(p.unit),
 				progressbar.OptionShowIts(),
 				progressbar.OptionThrottle(100*time.Millisecond),
 				progressbar.OptionClearOnFinish(),
@@ -129,7 +148,7 @@ func (p *progress) update(done, total int) {
 	pct := done * 100 / total
 	if pct/10 != p.lastPct/10 || done == total && p.lastPct != pct {
 		p.lastPct = pct
-		fmt.Fprintf(p.w, "indexing: %d/%d notes (%d%%)\n", done, total, pct)
+		fmt.Fprintf(p.w, "%s: %d/%d %s (%d%%)\n", p.what, done, total, p.unit, pct)
 	}
 }
 

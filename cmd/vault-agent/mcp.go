@@ -79,6 +79,7 @@ configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
 			root, _ := filepath.Abs(vf.vault)
 			srv := mcp.New(mcp.Config{
 				Vault: opening, Ask: !noAsk, Model: mcp.ModelInfo{Name: model.Name(), Offline: offline}, AllowEdits: allowEdits,
+				Semantic:  strings.TrimSpace(vf.embedModel) != "",
 				VaultName: filepath.Base(root), Version: version, Logger: log,
 			})
 			ctx := cmd.Context()

@@ -21,7 +21,7 @@ func newSearchCmd(g *globalFlags) *cobra.Command {
 	var limit int
 	var asJSON bool
 	var tags, folders []string
-	var since, until string
+	var since, until, mode string
 	cmd := &cobra.Command{
 		Use:   "search --vault DIR [flags] QUERY",
 		Short: "Search the notes of a vault",
@@ -44,7 +44,11 @@ Flags go before the query: from its first word on, every argument is query text,
 (vault sync -plugin searches for "vault sync" without "plugin"). Put the query in single quotes
 when it holds double quotes, # or *, so that the shell leaves them alone: 'tag:#x "a phrase"'.
 With --tag, --folder, --since or --until the query may be empty (""): the matching notes are
-listed, newest first. --exclude leaves notes out of this search only; the index keeps them.`,
+listed, newest first. --exclude leaves notes out of this search only; the index keeps them.
+
+With an embedding model (--embed-model, and --embed-base-url for a local server), search is
+hybrid by default: the ranking by words fused with the notes closest in meaning, so a note is
+found by words it never uses. --mode lexical|semantic|hybrid chooses. Filters apply in every mode.`,
 		Example: `  vault-agent search --vault ~/Notes sourdough
   vault-agent search --vault ~/Notes --limit 5 'tag:#project "launch plan" -draft'
   vault-agent search --vault ~/Notes vault sync -plugin
@@ -62,8 +66,13 @@ listed, newest first. --exclude leaves notes out of this search only; the index 
 			if limit < 1 || limit > 100 {
 				return usageError(cmd, "--limit must be between 1 and 100, got %d", limit)
 			}
+			switch mode {
+			case "", search.ModeLexical, search.ModeSemantic, search.ModeHybrid:
+			default:
+				return usageError(cmd, "--mode must be lexical, semantic or hybrid, got %q", mode)
+			}
 			// --exclude filters this search; the shared index keeps every note.
-			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders, Excludes: vf.excludes}
+			req := search.Request{Query: query, Limit: limit, Tags: tags, Folders: folders, Excludes: vf.excludes, Mode: mode}
 			vf.excludes = nil
 			if req.From, err = parseDate(since); err != nil {
 				return usageError(cmd, "--since: %v", err)
@@ -89,8 +98,8 @@ listed, newest first. --exclude leaves notes out of this search only; the index 
 				return err
 			}
 			defer svc.Close()
-			res, err := svc.Index().Search(cmd.Context(), req)
-			if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrBadQuery) {
+			res, err := svc.Search(cmd.Context(), req)
+			if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrBadQuery) || errors.Is(err, service.ErrNoEmbedder) {
 				return usageError(cmd, "%v", err)
 			}
 			if err != nil {
@@ -116,6 +125,7 @@ listed, newest first. --exclude leaves notes out of this search only; the index 
 	cmd.Flags().StringSliceVar(&folders, "folder", nil, "only notes under this folder (repeatable)")
 	cmd.Flags().StringVar(&since, "since", "", "only notes modified or dated on or after this date (YYYY-MM-DD)")
 	cmd.Flags().StringVar(&until, "until", "", "only notes modified or dated on or before this date (YYYY-MM-DD)")
+	cmd.Flags().StringVar(&mode, "mode", "", "lexical (words), semantic (meaning) or hybrid (both); default hybrid with --embed-model, else lexical")
 	return cmd
 }
 

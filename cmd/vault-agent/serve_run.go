@@ -27,6 +27,8 @@ func serve(ctx context.Context, log *slog.Logger, vf vaultFlags, codec string, i
 		Settings: service.Settings{
 			Excludes:         vf.excludes,
 			ObsidianExcludes: obsidian,
+			EmbedModel:       vf.embedModel,
+			EmbedBaseURL:     vf.embedBaseURL,
 		},
 	})
 	err := srv.Serve(ctx, in, out)

@@ -30,6 +30,7 @@ var layers = map[string]int{
 	"llm":               1,
 	"planner":           1,
 	"search":            2,
+	"search/semantic":   3,
 	"agent":             3,
 	"agent/offline":     4,
 	"agent/replay":      4,
@@ -54,8 +55,8 @@ var helpers = map[string]int{
 	"rpc/rpctest":                    7,
 	"scripts/benchmedian":            0,
 	"internal/archtest":              0,
-	"internal/eval":                  4, // the relevance harness: search and vault, and the offline agent for its answer check
-	"scripts/eval":                   2,
+	"internal/eval":                  4, // the relevance harness: search, its vectors and vault, and the offline agent for its answer check
+	"scripts/eval":                   3,
 }
 
 type pkg struct {

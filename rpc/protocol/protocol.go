@@ -15,6 +15,7 @@ const (
 	MethodCancelRequest = "$/cancelRequest"
 	MethodVaultSearch   = "vault/search"
 	MethodVaultReadNote = "vault/readNote"
+	MethodVaultRelated  = "vault/related"
 	MethodVaultStatus   = "vault/status"
 	MethodVaultReindex  = "vault/reindex"
 	MethodAgentRun      = "agent/run"
@@ -50,6 +51,7 @@ type Server interface {
 	Exit(context.Context, *NoParams) (*Null, error)
 	Search(context.Context, *SearchParams) (*Results, error)
 	ReadNote(context.Context, *ReadNoteParams) (*NoteChunk, error)
+	Related(context.Context, *RelatedParams) (*Results, error)
 	Status(context.Context, *NoParams) (*StatusResult, error)
 	Reindex(context.Context, *ReindexParams) (*ReindexResult, error)
 	AgentRun(context.Context, *AgentRunParams) (*AgentRunResult, error)
@@ -132,9 +134,11 @@ var Methods = []Method{
 	{Name: MethodCancelRequest, Params: reflect.TypeFor[CancelParams](), Notification: true,
 		Doc: "Cancels an in-flight request; its reply has code -32800. On agent/run it stops the run (stop reason stopped) and the error's data holds the run's result."},
 	method(MethodVaultSearch, Server.Search, Method{Slow: true,
-		Doc: "Ranked search over the vault. Query language: free terms, \"phrase\", -term, tag:#x, path:folder/, file:name, OR."}),
+		Doc: "Ranked search over the vault. Query language: free terms, \"phrase\", -term, tag:#x, path:folder/, file:name, OR. mode: lexical, semantic or hybrid (the default with an embedding model)."}),
 	method(MethodVaultReadNote, Server.ReadNote, Method{
 		Doc: "One chunk of a note, the same shape as the agent's readNote tool. The path may be what a person types: exact path, without .md, [[wikilink]], basename, path tail."}),
+	method(MethodVaultRelated, Server.Related, Method{Slow: true,
+		Doc: "The notes closest in meaning to a note (similar notes), best first, each with its closest section. Needs an embedding model (the embedModel setting); without one, -32602."}),
 	method(MethodVaultStatus, Server.Status, Method{
 		Doc: "Index status."}),
 	method(MethodVaultReindex, Server.Reindex, Method{Slow: true,

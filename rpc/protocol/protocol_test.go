@@ -56,7 +56,7 @@ func TestMethodsDispatch(t *testing.T) {
 	if _, ok := Lookup("vault/nope"); ok {
 		t.Error("an unknown method was found")
 	}
-	if got := MethodNames(); len(got) != 9 || got[0] != MethodInitialize {
+	if got := MethodNames(); len(got) != 10 || got[0] != MethodInitialize {
 		t.Errorf("MethodNames = %v", got)
 	}
 }

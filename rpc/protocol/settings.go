@@ -47,6 +47,16 @@ type Settings struct {
 	// run's events are appended to as JSON lines; an existing file that is
 	// not a trace is refused, never overwritten.
 	Trace string `json:"trace,omitempty"`
+	// EmbedModel turns on semantic and hybrid search with this embedding
+	// model (nomic-embed-text on Ollama, text-embedding-3-small on
+	// OpenAI); absent, search is lexical and makes no network call
+	// (initialize only).
+	EmbedModel string `json:"embedModel,omitempty"`
+	// EmbedBaseURL is the embedding model's OpenAI-compatible endpoint
+	// (default OPENAI_BASE_URL, else OpenAI; initialize only). Its key is
+	// VAULT_AGENT_EMBED_API_KEY (or OPENAI_API_KEY without embedBaseUrl),
+	// from the sidecar's environment.
+	EmbedBaseURL string `json:"embedBaseUrl,omitempty"`
 	// Excludes are vault folders or glob patterns to skip (initialize only).
 	Excludes []string `json:"excludes,omitempty"`
 	// ObsidianExcludes applies Obsidian's own "Excluded files" setting

@@ -102,6 +102,21 @@ type SearchParams struct {
 	// TimeRange keeps notes modified in the range or dated in it (their
 	// frontmatter date or created, or a date their file name starts with).
 	TimeRange *TimeRange `json:"timeRange,omitempty"`
+	// Mode is lexical (words), semantic (meaning: the notes whose chunks
+	// are closest to the query's embedding) or hybrid (both, fused by
+	// reciprocal rank). The default is hybrid when the sidecar has an
+	// embedding model (the embedModel setting), else lexical; semantic and
+	// hybrid without one are an error (-32602). Every filter applies in
+	// every mode.
+	Mode string `json:"mode,omitempty"`
+}
+
+// RelatedParams are the params of vault/related.
+type RelatedParams struct {
+	// Path names the note, as for vault/readNote.
+	Path string `json:"path"`
+	// Limit is the number of notes: default 10, at most 100.
+	Limit int `json:"limit,omitempty"`
 }
 
 // TimeRange is a span of time in epoch milliseconds; zero means open.
@@ -259,6 +274,10 @@ type AgentUpdateParams struct {
 type IndexProgressParams struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
+	// Phase is absent while notes are indexed, and "embed" while their
+	// chunks are embedded for semantic search (done and total then count
+	// chunks).
+	Phase string `json:"phase,omitempty"`
 }
 
 // Message types of window/logMessage (as in LSP).

@@ -34,9 +34,10 @@ func run() error {
 	index := fs.String("index", "", "vault-agent's index directory (default: one per vault under the user cache dir, vault-agent-eval/)")
 	rebuild := fs.Bool("rebuild", false, "rebuild vault-agent's index from scratch first")
 	verbose := fs.Bool("verbose", false, "print every question with the rank each engine gave its answer")
+	embed := fs.String("embed", "", "also run hybrid and semantic search with an in-process embedder: random (no signal) or words (a vector per word)")
 	ask := fs.Bool("ask", true, "also ask every question with the offline model and check that the answer cites an expected note")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed random|words]\n\n"+
 			"Runs every question through vault-agent's search and an SQLite FTS5 baseline (python3's sqlite3:\n"+
 			"OR of the words, bm25 with title 10, headings 5, body 1, tokenize 'porter unicode61') over the same\n"+
 			"vault, and prints MRR@10, top-1 and recall@10 for both, by kind when the questions have one.\n"+
@@ -63,7 +64,7 @@ func run() error {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fmt.Fprintf(os.Stderr, "indexing %s with vault-agent...\n", *vaultDir)
-	ours, stats, err := eval.RunVaultAgent(ctx, eval.Options{Vault: *vaultDir, Index: *index, Rebuild: *rebuild, Logger: log, Ask: *ask}, qs)
+	ours, stats, err := eval.RunVaultAgentModes(ctx, eval.Options{Vault: *vaultDir, Index: *index, Rebuild: *rebuild, Logger: log, Embed: *embed, Ask: *ask}, qs)
 	if err != nil {
 		return fmt.Errorf("vault-agent: %w", err)
 	}
@@ -78,11 +79,11 @@ func run() error {
 		return err == nil && st.Mode().IsRegular()
 	})
 	fmt.Printf("Vault %s: %d notes indexed by vault-agent (%s, %s), %d by FTS5; %d questions from %s\n\n",
-		*vaultDir, ours.Notes, syncSummary(stats), stats.Took.Round(1e6), base.Notes, len(qs), filepath.Base(*questions))
+		*vaultDir, ours[0].Notes, syncSummary(stats), stats.Took.Round(1e6), base.Notes, len(qs), filepath.Base(*questions))
 	if len(missing) > 0 {
 		fmt.Printf("warning: %d expected notes are not in the vault: %v\n\n", len(missing), missing[:min(5, len(missing))])
 	}
-	eval.Report(os.Stdout, qs, []*eval.Engine{ours, base}, *verbose)
+	eval.Report(os.Stdout, qs, append(ours, base), *verbose)
 	return nil
 }
 

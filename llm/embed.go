@@ -1,0 +1,253 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/vault-agent/vault-agent/internal/redact"
+)
+
+// Defaults of the embeddings client.
+const (
+	DefaultEmbedBatch      = 64
+	DefaultEmbedTimeout    = 60 * time.Second
+	DefaultEmbedMaxRetries = 5
+)
+
+// EmbedderConfig configures NewEmbedder. Its String and LogValue methods
+// never show the key.
+type EmbedderConfig struct {
+	// BaseURL is the OpenAI-compatible endpoint, e.g.
+	// http://localhost:11434/v1 for Ollama; "" is the OpenAI API.
+	BaseURL string
+	// Model is the embedding model, e.g. nomic-embed-text or
+	// text-embedding-3-small (required).
+	Model string
+	// APIKey may be empty for a local server.
+	APIKey string
+	// Batch is the most texts sent in one request (default 64).
+	Batch int
+	// Timeout bounds one request (default 60s).
+	Timeout time.Duration
+	// MaxRetries is the number of retries after the first attempt on 429,
+	// 5xx, timeouts and connection errors: 0 means the default (5),
+	// negative none.
+	MaxRetries int
+	// HTTPClient defaults to a new http.Client.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	// Sleep waits between retries; tests inject it. Default: a timer that
+	// honours ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// String describes the config without its key.
+func (c EmbedderConfig) String() string {
+	key := "unset"
+	if c.APIKey != "" {
+		key = "set"
+	}
+	return fmt.Sprintf("EmbedderConfig{Model:%q BaseURL:%q APIKey:%s}", c.Model, c.BaseURL, key)
+}
+
+// GoString keeps %#v from printing the key.
+func (c EmbedderConfig) GoString() string { return c.String() }
+
+// LogValue keeps slog from printing the key.
+func (c EmbedderConfig) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("model", c.Model), slog.String("baseUrl", c.BaseURL), slog.Bool("apiKeySet", c.APIKey != ""))
+}
+
+// Embedder turns texts into vectors through the embeddings endpoint of any
+// OpenAI-compatible server (OpenAI, Ollama, llama.cpp --embedding, LM
+// Studio, vLLM), with go-openai. It sends at most Batch texts per request,
+// bounds each request by Timeout and retries 429, 5xx, timeouts and
+// connection errors with exponential backoff, honouring Retry-After. Its
+// errors never hold the API key. It is safe for concurrent use.
+type Embedder struct {
+	o      *OpenAI // redaction, error classification, backoff and sleep
+	client *openai.Client
+	model  string
+	batch  int
+	// requests counts the HTTP requests made, retries included.
+	requests atomic.Int64
+}
+
+// NewEmbedder returns the client for cfg. It reads no environment and
+// makes no request.
+func NewEmbedder(cfg EmbedderConfig) (*Embedder, error) {
+	cfg.Model = strings.TrimSpace(cfg.Model)
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("embeddings: %w: set embedModel (--embed-model), e.g. nomic-embed-text for Ollama or text-embedding-3-small for OpenAI", ErrNoModel)
+	}
+	if cfg.APIKey == "" && cfg.BaseURL == "" {
+		return nil, fmt.Errorf("embeddings: %w: set OPENAI_API_KEY for OpenAI, or embedBaseUrl (--embed-base-url) for a local server such as http://localhost:11434/v1", ErrNoAPIKey)
+	}
+	red := redact.New(cfg.APIKey)
+	oc := openai.DefaultConfig(cfg.APIKey)
+	if cfg.BaseURL != "" {
+		u, err := url.Parse(cfg.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("embeddings: base URL %q is not an http(s) URL", red.String(cfg.BaseURL))
+		}
+		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	oc.HTTPClient = headerDoer{c: hc, baseURL: red.String(oc.BaseURL)}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o := &OpenAI{
+		model:      cfg.Model,
+		red:        red,
+		baseURL:    oc.BaseURL,
+		timeout:    cfg.Timeout,
+		maxRetries: cfg.MaxRetries,
+		log:        log.With("component", "llm.embed"),
+		sleep:      cfg.Sleep,
+	}
+	if o.timeout <= 0 {
+		o.timeout = DefaultEmbedTimeout
+	}
+	switch {
+	case o.maxRetries == 0:
+		o.maxRetries = DefaultEmbedMaxRetries
+	case o.maxRetries < 0:
+		o.maxRetries = 0
+	}
+	if o.sleep == nil {
+		o.sleep = sleepCtx
+	}
+	e := &Embedder{o: o, client: openai.NewClientWithConfig(oc), model: cfg.Model, batch: cfg.Batch}
+	if e.batch <= 0 {
+		e.batch = DefaultEmbedBatch
+	}
+	return e, nil
+}
+
+// Model returns the embedding model's name.
+func (e *Embedder) Model() string { return e.model }
+
+// Requests returns the number of HTTP requests made so far, retries
+// included.
+func (e *Embedder) Requests() int64 { return e.requests.Load() }
+
+// Embed returns one vector per text, in order, sending them Batch at a
+// time. An empty text is sent as a single space (servers refuse empty
+// input).
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += e.batch {
+		part := texts[start:min(start+e.batch, len(texts))]
+		vecs, err := e.embedBatch(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
+
+func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	input := make([]string, len(texts))
+	for i, t := range texts {
+		if strings.TrimSpace(t) == "" {
+			t = " "
+		}
+		input[i] = t
+	}
+	req := openai.EmbeddingRequestStrings{Input: input, Model: openai.EmbeddingModel(e.model), EncodingFormat: openai.EmbeddingEncodingFormatFloat}
+	for attempt := 0; ; attempt++ {
+		vecs, err := e.attempt(ctx, req)
+		if err == nil {
+			return vecs, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("embeddings: %w", ctx.Err())
+		}
+		if !retryable(err) {
+			return nil, fmt.Errorf("embeddings (%s at %s): %w", e.model, e.o.red.String(e.o.baseURL), err)
+		}
+		wait, ok := e.o.backoff(attempt, err)
+		if !ok {
+			return nil, fmt.Errorf("embeddings: the server asks to wait longer than %s: %w", maxRetryAfter, err)
+		}
+		if attempt >= e.o.maxRetries {
+			return nil, fmt.Errorf("embeddings: giving up after %d attempts: %w", attempt+1, err)
+		}
+		e.o.log.Warn("embedding request failed, retrying", "model", e.model, "attempt", attempt+1, "wait", wait.String(), "error", err.Error())
+		if serr := e.o.sleep(ctx, wait); serr != nil {
+			return nil, fmt.Errorf("embeddings: waiting to retry: %w", serr)
+		}
+	}
+}
+
+// attempt makes one request; its errors are redacted and classified.
+func (e *Embedder) attempt(ctx context.Context, req openai.EmbeddingRequestStrings) ([][]float32, error) {
+	actx, cancel := context.WithTimeout(ctx, e.o.timeout)
+	defer cancel()
+	capt := &respCapture{}
+	actx = context.WithValue(actx, captureKey{}, capt)
+	e.requests.Add(1)
+	resp, err := e.client.CreateEmbeddings(actx, req)
+	if err != nil {
+		return nil, e.o.classify(ctx, actx, err, capt)
+	}
+	if len(resp.Data) != len(req.Input) {
+		return nil, fmt.Errorf("embeddings: the server returned %d vectors for %d texts", len(resp.Data), len(req.Input))
+	}
+	out := make([][]float32, len(req.Input))
+	for i, d := range resp.Data {
+		idx := d.Index
+		if idx < 0 || idx >= len(out) || out[idx] != nil {
+			idx = i // a server that numbers them wrongly: keep the order
+		}
+		if len(d.Embedding) == 0 {
+			return nil, errors.New("embeddings: the server returned an empty vector")
+		}
+		out[idx] = d.Embedding
+	}
+	dims := len(out[0])
+	for _, v := range out {
+		if v == nil || len(v) != dims {
+			return nil, errors.New("embeddings: the server returned vectors of different lengths")
+		}
+	}
+	return out, nil
+}
+
+// headerDoer hands the response headers (Retry-After) of a request to the
+// respCapture in its context, and refuses HTML answers (a web page at the
+// base URL, not an API).
+type headerDoer struct {
+	c       *http.Client
+	baseURL string // redacted, for errors
+}
+
+func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(req)
+	if err != nil {
+		return resp, err
+	}
+	if c, ok := req.Context().Value(captureKey{}).(*respCapture); ok {
+		c.set(resp.Header.Clone())
+	}
+	if ct, ok := htmlResponse(resp); ok {
+		resp.Body.Close()
+		return nil, &notOpenAIError{url: d.baseURL, contentType: ct}
+	}
+	return resp, nil
+}

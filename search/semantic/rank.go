@@ -1,0 +1,602 @@
+package semantic
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vault-agent/vault-agent/internal/truncate"
+	"github.com/vault-agent/vault-agent/search"
+)
+
+// ErrMode is a search mode other than lexical, semantic and hybrid.
+var ErrMode = errors.New("search mode must be lexical, semantic or hybrid")
+
+// Depth of the two ranked lists that hybrid search fuses.
+const (
+	lexDepth = 30
+	semDepth = 100
+	// rrfK is the k of reciprocal rank fusion: 1/(k+rank).
+	rrfK = 60
+	// agreeTop is how many of the best lexical results measure how much
+	// the vectors agree with the words.
+	agreeTop = 5
+	maxLimit = 100
+)
+
+// Search runs req in its mode: lexical (the index's own search), semantic
+// (the notes whose chunks are closest to the query's vector) or hybrid
+// (both lists fused by reciprocal rank), the default. Every filter of req
+// (Tags, Folders, From, To and the filters written in the query) applies
+// in every mode. A query with no free words (only filters) is answered
+// lexically. Hybrid search falls back to the lexical results, with a
+// warning in the log, when the query cannot be embedded.
+func (e *Engine) Search(ctx context.Context, req search.Request) (*search.Results, error) {
+	switch req.Mode {
+	case search.ModeLexical:
+		return e.ix.Search(ctx, req)
+	case search.ModeSemantic, search.ModeHybrid, "":
+	default:
+		return nil, fmt.Errorf("%w, got %q", ErrMode, req.Mode)
+	}
+	text := freeText(req.Query)
+	if text == "" {
+		return e.ix.Search(ctx, req)
+	}
+	if req.Mode == search.ModeSemantic {
+		return e.semantic(ctx, req, text)
+	}
+	return e.hybrid(ctx, req, text)
+}
+
+func limitOf(req search.Request) int {
+	switch {
+	case req.Limit <= 0:
+		return 10
+	case req.Limit > maxLimit:
+		return maxLimit
+	}
+	return req.Limit
+}
+
+func (e *Engine) semantic(ctx context.Context, req search.Request, text string) (*search.Results, error) {
+	start := time.Now()
+	allowed, err := e.allowed(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	q, err := e.queryVector(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	r := e.rank(q, allowed, -1, limitOf(req))
+	res := &search.Results{Results: e.results(r.top), Total: r.scored}
+	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
+	return res, nil
+}
+
+// hybrid fuses the lexical and the semantic ranking by reciprocal rank:
+// score = 1/(k+lexRank) + w/(k+semRank). w says how far the vectors can be
+// trusted for this query: it grows with how close the vectors put the best
+// lexical results to the query (their z-score among all notes), from 0
+// (the vectors rank them like noise: the lexical order stands) to 1. An
+// embedding model without signal thus cannot wreck the ranking, and a good
+// one brings up notes that share no word with the query. With no lexical
+// result, the vectors rank alone.
+func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*search.Results, error) {
+	start := time.Now()
+	limit := limitOf(req)
+	lreq := req
+	lreq.Limit = max(limit, lexDepth)
+	lex, err := e.ix.Search(ctx, lreq)
+	if errors.Is(err, search.ErrEmptyQuery) {
+		lex, err = &search.Results{Results: []search.Result{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cut := func(r *search.Results) *search.Results {
+		r.Results = r.Results[:min(limit, len(r.Results))]
+		r.TookMs = float64(time.Since(start).Microseconds()) / 1000
+		return r
+	}
+	q, err := e.queryVector(ctx, text)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e.log.Warn("hybrid search without vectors: the query could not be embedded", "error", err)
+		return cut(lex), nil
+	}
+	allowed, err := e.allowed(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r := e.rank(q, allowed, -1, semDepth)
+	w := 1.0
+	if len(lex.Results) > 0 {
+		w = e.weight(r, lex.Results)
+	}
+	fused := fuse(lex.Results, e.paths(r.top), w)
+	semOnly := map[string]hit{}
+	for _, h := range r.top {
+		semOnly[e.pathOf(h.note)] = h
+	}
+	byPath := make(map[string]search.Result, len(lex.Results))
+	for _, x := range lex.Results {
+		byPath[x.Path] = x
+		delete(semOnly, x.Path)
+	}
+	out := &search.Results{Results: make([]search.Result, 0, limit), Total: max(lex.Total, len(fused)), Fuzzy: lex.Fuzzy, Partial: lex.Partial}
+	var need []hit
+	for _, f := range fused[:min(limit, len(fused))] {
+		if h, ok := semOnly[f.path]; ok {
+			need = append(need, h)
+		}
+	}
+	made := map[string]search.Result{}
+	for _, x := range e.results(need) {
+		made[x.Path] = x
+	}
+	for _, f := range fused[:min(limit, len(fused))] {
+		x, ok := byPath[f.path]
+		if !ok {
+			if x, ok = made[f.path]; !ok {
+				continue
+			}
+		}
+		x.Score = math.Round(f.score*1e6) / 1e6
+		out.Results = append(out.Results, x)
+	}
+	out.TookMs = float64(time.Since(start).Microseconds()) / 1000
+	return out, nil
+}
+
+// weight is how much hybrid search trusts the vectors for one query. The
+// best lexical results (up to agreeTop) are likely relevant; if the
+// vectors carry signal they put those notes' chunks above the typical
+// chunk. For each, the mean similarity of its k chunks is turned into a
+// z-score against all chunks (mean, and standard deviation over sqrt(k)),
+// and the z-scores are summed and divided by the square root of their
+// number. For vectors without signal that statistic is a standard normal
+// whatever the notes' lengths (a note's best chunk would not be: the best
+// of many chunks is high by chance), so the weight, 0 below tLow and
+// rising to 1 at tHigh, stays 0 for all but about 1 query in 150, and
+// small for those.
+func (e *Engine) weight(r ranked, lex []search.Result) float64 {
+	const tLow, tHigh = 2.5, 4.5
+	if r.chunkStd == 0 {
+		return 0
+	}
+	var sum float64
+	n := 0
+	e.mu.RLock()
+	for _, x := range lex[:min(agreeTop, len(lex))] {
+		n++
+		st := e.notes[x.Path]
+		if st == nil || int(st.id) >= len(r.sum) || len(st.rows) == 0 {
+			continue // not embedded yet: counts as noise
+		}
+		k := float64(len(st.rows))
+		sum += (float64(r.sum[st.id])/k - r.chunkMean) * math.Sqrt(k) / r.chunkStd
+	}
+	e.mu.RUnlock()
+	t := sum / math.Sqrt(float64(n))
+	return min(max((t-tLow)/(tHigh-tLow), 0), 1)
+}
+
+type fusedDoc struct {
+	path  string
+	score float64
+	lex   int // rank, 0 when absent
+}
+
+// fuse merges a lexical and a semantic ranking by reciprocal rank, the
+// semantic one weighted by w. Ties keep the lexical order, then the
+// semantic one.
+func fuse(lex []search.Result, sem []string, w float64) []fusedDoc {
+	docs := map[string]*fusedDoc{}
+	var order []*fusedDoc
+	get := func(p string) *fusedDoc {
+		d := docs[p]
+		if d == nil {
+			d = &fusedDoc{path: p}
+			docs[p] = d
+			order = append(order, d)
+		}
+		return d
+	}
+	for i, x := range lex {
+		d := get(x.Path)
+		d.lex = i + 1
+		d.score += 1 / float64(rrfK+i+1)
+	}
+	if w > 0 {
+		for i, p := range sem {
+			get(p).score += w / float64(rrfK+i+1)
+		}
+	}
+	out := make([]fusedDoc, 0, len(order))
+	for _, d := range order {
+		if d.score > 0 {
+			out = append(out, *d)
+		}
+	}
+	// Stable: equal scores keep lexical order, then semantic.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	return out
+}
+
+// allowed returns which note ids the filters of req keep (nil: all).
+func (e *Engine) allowed(ctx context.Context, req search.Request) ([]bool, error) {
+	paths, all, err := e.ix.FilterPaths(ctx, req)
+	if err != nil || all {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	ok := make([]bool, len(e.byID))
+	for _, p := range paths {
+		if n := e.notes[p]; n != nil {
+			ok[n.id] = true
+		}
+	}
+	return ok, nil
+}
+
+// queryVector embeds the query text.
+func (e *Engine) queryVector(ctx context.Context, text string) ([]int16, error) {
+	vs, err := e.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed the query: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, errors.New("embed the query: no vector")
+	}
+	e.mu.RLock()
+	dims, stride := e.dims, e.stride
+	e.mu.RUnlock()
+	if dims == 0 {
+		return nil, errors.New("no note has vectors yet")
+	}
+	if len(vs[0]) != dims {
+		return nil, fmt.Errorf("embed the query: %d dimensions, the notes have %d (the model changed: reindex)", len(vs[0]), dims)
+	}
+	q, _ := quantize(vs[0], stride)
+	return widen(q), nil
+}
+
+// hit is one note: its best chunk's row and similarity.
+type hit struct {
+	note  int32
+	row   int32
+	score float32
+}
+
+// ranked is the outcome of a scan.
+type ranked struct {
+	top    []hit     // best first
+	best   []float32 // by note id: best similarity, -Inf when not scored
+	sum    []float32 // by note id: the sum of its chunks' similarities
+	scored int       // notes scored
+	// chunkMean and chunkStd describe the similarities of all the chunks
+	// scored.
+	chunkMean, chunkStd float64
+}
+
+var scorePool = sync.Pool{New: func() any { return new([]int32) }}
+
+// rank scores every chunk against q with the int8 kernel (exact cosine of
+// the quantized vectors), keeps each note's best chunk, and returns the k
+// best notes of those allowed (nil: all), skipping note id skip.
+func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	rows := len(e.rowNote)
+	sp := scorePool.Get().(*[]int32)
+	if cap(*sp) < rows {
+		*sp = make([]int32, rows)
+	}
+	scores := (*sp)[:rows]
+	defer scorePool.Put(sp)
+	scan(q, e.mat, e.stride, scores)
+
+	var qn int64
+	for _, x := range q {
+		qn += int64(x) * int64(x)
+	}
+	qinv := float32(0)
+	if qn > 0 {
+		qinv = float32(1 / math.Sqrt(float64(qn)))
+	}
+	best := make([]float32, len(e.byID))
+	sums := make([]float32, len(e.byID))
+	bestRow := make([]int32, len(e.byID))
+	var cSum, cSq float64
+	chunks := 0
+	negInf := float32(math.Inf(-1))
+	for i := range best {
+		best[i] = negInf
+	}
+	for r, s := range scores {
+		n := e.rowNote[r]
+		if n == skip || (allowed != nil && !allowed[n]) {
+			continue
+		}
+		c := float32(s) * e.inv[r] * qinv
+		sums[n] += c
+		chunks++
+		cSum += float64(c)
+		cSq += float64(c) * float64(c)
+		if c > best[n] {
+			best[n], bestRow[n] = c, int32(r)
+		}
+	}
+	out := ranked{best: best, sum: sums}
+	if chunks > 0 {
+		out.chunkMean = cSum / float64(chunks)
+		out.chunkStd = math.Sqrt(max(cSq/float64(chunks)-out.chunkMean*out.chunkMean, 0))
+	}
+	h := &hitHeap{}
+	for n, s := range best {
+		if s == negInf {
+			continue
+		}
+		out.scored++
+		x := hit{note: int32(n), row: bestRow[n], score: s}
+		if h.Len() < k {
+			heap.Push(h, x)
+		} else if k > 0 && less((*h)[0], x) {
+			(*h)[0] = x
+			heap.Fix(h, 0)
+		}
+	}
+	out.top = make([]hit, h.Len())
+	for i := len(out.top) - 1; i >= 0; i-- {
+		out.top[i] = heap.Pop(h).(hit)
+	}
+	for i := range out.top {
+		out.top[i].row = int32(e.rowChunk[out.top[i].row])
+	}
+	return out
+}
+
+// parallelRows is the size from which a scan is split over the cores:
+// scanning 100,000 rows of 768 bytes is bound by memory bandwidth, which
+// two cores use better than one.
+const parallelRows = 32 << 10
+
+// scan runs the kernel over the rows of m, split over GOMAXPROCS
+// goroutines for a large matrix.
+func scan(q []int16, m []int8, stride int, out []int32) {
+	parts := min(runtime.GOMAXPROCS(0), len(out)/(parallelRows/2))
+	if len(out) < parallelRows || parts < 2 {
+		dots(q, m, stride, out)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (len(out) + parts - 1) / parts
+	for lo := 0; lo < len(out); lo += per {
+		hi := min(lo+per, len(out))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dots(q, m[lo*stride:hi*stride], stride, out[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
+
+// less orders hits worst first: lower score, then later path id.
+func less(a, b hit) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.note > b.note
+}
+
+type hitHeap []hit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return less(h[i], h[j]) }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(hit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (e *Engine) pathOf(id int32) string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if n := e.byID[id]; n != nil {
+		return n.path
+	}
+	return ""
+}
+
+func (e *Engine) paths(hs []hit) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = e.pathOf(h.note)
+	}
+	return out
+}
+
+// snippetRunes caps the snippet of a semantic result: the start of its
+// best chunk.
+const snippetRunes = 240
+
+// results turns hits (whose row is now the chunk index) into results,
+// with the best chunk's heading and the start of its text as snippet. The
+// notes are read in parallel, and their snippets cached by content hash.
+func (e *Engine) results(hs []hit) []search.Result {
+	out := make([]search.Result, len(hs))
+	keep := make([]bool, len(hs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, h := range hs {
+		p := e.pathOf(h.note)
+		if p == "" {
+			continue
+		}
+		keep[i] = true
+		r := &out[i]
+		*r = search.Result{Path: p, Score: math.Round(float64(h.score)*1e4) / 1e4, ChunkIndex: int(h.row), Tags: []string{}}
+		hash := ""
+		if m, ok := e.ix.Note(p); ok {
+			r.Title, hash = m.Title, m.Hash
+			if m.Tags != nil {
+				r.Tags = m.Tags
+			}
+			r.MTime = m.MTime.UnixMilli()
+			if !m.Date.IsZero() {
+				r.Date = m.Date.UnixMilli()
+			}
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if c, ok := e.snips.get(p, hash, r.ChunkIndex); ok {
+				r.Heading, r.Snippet = c.heading, c.text
+				return
+			}
+			note, err := e.v.ReadNote(p)
+			if err != nil {
+				return
+			}
+			snips := make([]snip, len(note.Chunks))
+			for j, c := range note.Chunks {
+				snips[j] = snip{heading: c.Heading, text: truncate.Runes(strings.Join(strings.Fields(c.Text), " "), snippetRunes)}
+			}
+			e.snips.put(p, note.Hash, snips)
+			if r.ChunkIndex < len(snips) {
+				r.Heading, r.Snippet = snips[r.ChunkIndex].heading, snips[r.ChunkIndex].text
+			}
+			if r.Title == "" {
+				r.Title = note.Title
+			}
+		}()
+	}
+	wg.Wait()
+	kept := out[:0]
+	for i, r := range out {
+		if keep[i] {
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// snip is the heading and start of a chunk, as a result shows it.
+type snip struct{ heading, text string }
+
+// snipCache keeps the snippets of the notes recently found, by path and
+// content hash (an edited note is read again). It holds at most
+// maxSnipNotes notes (about 2.5 MB), and is emptied when full.
+type snipCache struct {
+	mu sync.Mutex
+	m  map[string]snipEntry
+}
+
+type snipEntry struct {
+	hash  string
+	snips []snip
+}
+
+const maxSnipNotes = 1024
+
+func (c *snipCache) get(path, hash string, chunk int) (snip, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	en, ok := c.m[path]
+	if !ok || hash == "" || en.hash != hash || chunk >= len(en.snips) {
+		return snip{}, false
+	}
+	return en.snips[chunk], true
+}
+
+func (c *snipCache) put(path, hash string, snips []snip) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxSnipNotes {
+		c.m = map[string]snipEntry{}
+	}
+	c.m[path] = snipEntry{hash: hash, snips: snips}
+}
+
+// freeText is the part of a query that is embedded: its words and
+// phrases, without operators (OR, -exclusions, tag:, path:, file:), which
+// filter instead.
+func freeText(q string) string {
+	var words []string
+	for _, f := range strings.Fields(q) {
+		lf := strings.ToLower(f)
+		switch {
+		case f == "OR", strings.HasPrefix(f, "-"),
+			strings.HasPrefix(lf, "tag:"), strings.HasPrefix(lf, "path:"), strings.HasPrefix(lf, "file:"):
+			continue
+		}
+		if f = strings.Trim(f, `"`); f != "" {
+			words = append(words, f)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// Related returns the notes closest to the note name designates (a path,
+// title or wikilink, as readNote takes): their best chunk against the
+// mean of its chunks. The note itself is left out.
+func (e *Engine) Related(ctx context.Context, name string, limit int) (*search.Results, error) {
+	start := time.Now()
+	p, err := e.ix.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 10
+	}
+	limit = min(limit, maxLimit)
+	e.mu.RLock()
+	n := e.notes[p]
+	var q []int16
+	skip := int32(-1)
+	if n != nil && len(n.rows) > 0 {
+		skip = n.id
+		sum := make([]float64, e.stride)
+		for _, r := range n.rows {
+			row := e.mat[int(r)*e.stride : int(r+1)*e.stride]
+			inv := float64(e.inv[r])
+			for i, x := range row {
+				sum[i] += float64(x) * inv
+			}
+		}
+		f := make([]float32, len(sum))
+		for i, x := range sum {
+			f[i] = float32(x)
+		}
+		qq, _ := quantize(f, e.stride)
+		q = widen(qq)
+	}
+	e.mu.RUnlock()
+	if q == nil {
+		return nil, fmt.Errorf("%w: %s (it is embedded in the background; try again shortly)", ErrNotEmbedded, p)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := e.rank(q, nil, skip, limit)
+	res := &search.Results{Results: e.results(r.top), Total: r.scored}
+	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
+	return res, nil
+}

@@ -1,0 +1,219 @@
+package semantic
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vault-agent/vault-agent/llm/llmtest"
+	"github.com/vault-agent/vault-agent/search"
+)
+
+func paths(rs []search.Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Path
+	}
+	return out
+}
+
+func TestFuseOrdering(t *testing.T) {
+	lex := []search.Result{{Path: "a"}, {Path: "b"}, {Path: "c"}}
+	cases := []struct {
+		sem  []string
+		w    float64
+		want string
+	}{
+		// No trust in the vectors: the lexical order stands, and notes only
+		// the vectors found are left out.
+		{[]string{"x", "c", "b"}, 0, "[a b c]"},
+		// Full trust: b (2nd and 3rd) and c (3rd and 2nd) tie, kept in
+		// lexical order, before a (1st lexically only); x, only
+		// semantic, comes last.
+		{[]string{"x", "c", "b"}, 1, "[b c a x]"},
+		// a and c tie (1st and 3rd) and beat b (2nd twice).
+		{[]string{"c", "b", "a"}, 1, "[a c b]"},
+		{[]string{"c", "x"}, 1, "[c a b x]"},
+		// Little trust: a semantic-only note does not pass a lexical one.
+		{[]string{"x", "c", "b"}, 0.2, "[b c a x]"},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, d := range fuse(lex, c.sem, c.w) {
+			got = append(got, d.path)
+		}
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("fuse(%v, w=%v) = %v, want %s", c.sem, c.w, got, c.want)
+		}
+	}
+}
+
+// A filtered vault: tags, folders and dates.
+func filterVault(t *testing.T) string {
+	dir := t.TempDir()
+	writeFile(t, dir, "bread/starter.md", "---\ntags: [baking]\ndate: 2024-01-10\n---\n# Starter\n\nFeed the sourdough starter with flour and water every day.\n")
+	writeFile(t, dir, "bread/loaf.md", "---\ntags: [baking]\ndate: 2024-03-10\n---\n# Loaf\n\nShape the sourdough loaf and bake it hot.\n")
+	writeFile(t, dir, "work/starter-kit.md", "---\ntags: [work]\ndate: 2024-01-12\n---\n# Starter kit\n\nThe project starter kit for new hires.\n")
+	writeFile(t, dir, "garden/compost.md", "---\ntags: [garden]\ndate: 2024-01-11\n---\n# Compost\n\nTurn the compost heap; feed it kitchen scraps and water.\n")
+	return dir
+}
+
+func TestFiltersApplyInEveryMode(t *testing.T) {
+	dir := filterVault(t)
+	f := newFixture(t, llmtest.WordVectors(dims, map[string]string{"leaven": "sourdough"}))
+	e := f.open(t, openIndex(t, dir), f.embedder(t, "m1", 64), "", 64)
+	syncOK(t, e)
+	jan := func(r *search.Request) {
+		r.From = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		r.To = time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)
+	}
+	filters := []struct {
+		name string
+		set  func(*search.Request)
+		ok   func(p string) bool
+	}{
+		{"tags", func(r *search.Request) { r.Tags = []string{"baking"} }, func(p string) bool { return strings.HasPrefix(p, "bread/") }},
+		{"folders", func(r *search.Request) { r.Folders = []string{"work"} }, func(p string) bool { return strings.HasPrefix(p, "work/") }},
+		{"time", jan, func(p string) bool { return p != "bread/loaf.md" }},
+		{"query tag", func(r *search.Request) { r.Query += " tag:#garden" }, func(p string) bool { return p == "garden/compost.md" }},
+		{"query path", func(r *search.Request) { r.Query += " path:bread/" }, func(p string) bool { return strings.HasPrefix(p, "bread/") }},
+		{"exclusion", func(r *search.Request) { r.Query += " -kit" }, func(p string) bool { return p != "work/starter-kit.md" }},
+		{"excludes", func(r *search.Request) { r.Excludes = []string{"bread/"} }, func(p string) bool { return !strings.HasPrefix(p, "bread/") }},
+	}
+	for _, mode := range []string{search.ModeLexical, search.ModeSemantic, search.ModeHybrid} {
+		for _, fl := range filters {
+			t.Run(mode+"/"+fl.name, func(t *testing.T) {
+				req := search.Request{Query: "starter feed water", Mode: mode, Limit: 10}
+				fl.set(&req)
+				res, err := e.Search(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Results) == 0 {
+					t.Fatal("no result")
+				}
+				for _, r := range res.Results {
+					if !fl.ok(r.Path) {
+						t.Errorf("%s passed the filter: %v", r.Path, paths(res.Results))
+					}
+				}
+			})
+		}
+	}
+}
+
+// A word no note uses is found through the vectors (the embedder maps
+// "leaven" onto "sourdough"), in semantic and hybrid mode, not lexical.
+func TestSemanticFindsWhatWordsMiss(t *testing.T) {
+	dir := filterVault(t)
+	f := newFixture(t, llmtest.WordVectors(dims, map[string]string{"leaven": "sourdough"}))
+	e := f.open(t, openIndex(t, dir), f.embedder(t, "m1", 64), "", 64)
+	syncOK(t, e)
+	for mode, want := range map[string]bool{search.ModeLexical: false, search.ModeSemantic: true, search.ModeHybrid: true, "": true} {
+		res, err := e.Search(context.Background(), search.Request{Query: "leaven", Mode: mode, Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(res.Results, func(r search.Result) bool { return strings.HasPrefix(r.Path, "bread/") })
+		if got != want {
+			t.Errorf("mode %q: found the sourdough notes %v, want %v (%v)", mode, got, want, paths(res.Results))
+		}
+	}
+	if _, err := e.Search(context.Background(), search.Request{Query: "x", Mode: "fuzzy"}); err == nil {
+		t.Error("an unknown mode is accepted")
+	}
+}
+
+func TestRelated(t *testing.T) {
+	dir := filterVault(t)
+	f := newFixture(t, llmtest.WordVectors(dims, nil))
+	e := f.open(t, openIndex(t, dir), f.embedder(t, "m1", 64), "", 64)
+	syncOK(t, e)
+	res, err := e.Related(context.Background(), "Starter", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := paths(res.Results)
+	if len(got) != 2 || slices.Contains(got, "bread/starter.md") {
+		t.Errorf("related to the starter: %v", got)
+	}
+	if _, err := e.Related(context.Background(), "no such note", 2); err == nil {
+		t.Error("an unknown note has related notes")
+	}
+}
+
+func TestFreeText(t *testing.T) {
+	if got := freeText(`"rising agent" OR yeast -rye tag:#baking path:bread/ file:x`); got != "rising agent yeast" {
+		t.Errorf("freeText = %q", got)
+	}
+}
+
+// Vectors without signal get no weight in hybrid search, whatever the
+// lengths of the notes; vectors that agree with the words get some.
+func TestWeightIgnoresNoise(t *testing.T) {
+	dir := t.TempDir()
+	words := strings.Fields("apple river stone cloud engine garden piano window forest candle rocket silver violin harbor meadow lantern")
+	for i := range 120 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Note %d\n\n", i)
+		for s := range 1 + i%7 { // 1 to 7 sections: long and short notes
+			fmt.Fprintf(&b, "## Part %d\n\n%s %s %s\n\n", s, words[(i+s)%len(words)], words[(i*3+s)%len(words)], words[(i*7+s*5)%len(words)])
+		}
+		writeFile(t, dir, fmt.Sprintf("n%03d.md", i), b.String())
+	}
+	ix := openIndex(t, dir)
+	for _, c := range []struct {
+		name   string
+		fn     llmtest.EmbedFunc
+		weighs func(n int) bool
+	}{
+		{"random", llmtest.RandomVectors(dims), func(n int) bool { return n <= 1 }},
+		{"words", llmtest.WordVectors(dims, nil), func(n int) bool { return n >= 10 }},
+	} {
+		f := newFixture(t, c.fn)
+		e := f.open(t, ix, f.embedder(t, c.name, 64), "", 64)
+		syncOK(t, e)
+		weighed := 0
+		for i, w := range words {
+			q := w + " " + words[(i+5)%len(words)]
+			lex, err := ix.Search(context.Background(), search.Request{Query: q, Limit: lexDepth})
+			if err != nil {
+				t.Fatal(err)
+			}
+			qv, err := e.queryVector(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.weight(e.rank(qv, nil, -1, semDepth), lex.Results) > 0 {
+				weighed++
+			}
+		}
+		if !c.weighs(weighed) {
+			t.Errorf("%s vectors: %d of %d queries gave the vectors weight", c.name, weighed, len(words))
+		}
+	}
+}
+
+// A query the embedder cannot embed: hybrid answers lexically (and logs
+// why), semantic fails with the reason.
+func TestHybridFallsBackWhenTheQueryCannotBeEmbedded(t *testing.T) {
+	dir := filterVault(t)
+	f := newFixture(t, llmtest.WordVectors(dims, nil))
+	e := f.open(t, openIndex(t, dir), f.embedder(t, "m1", 64), "", 64)
+	syncOK(t, e)
+	f.srv.FailNext(llmtest.Reply{Status: 400, Message: "model unloaded"})
+	res, err := e.Search(context.Background(), search.Request{Query: "compost"})
+	if err != nil || len(res.Results) == 0 || res.Results[0].Path != "garden/compost.md" {
+		t.Fatalf("hybrid: %v %+v", err, res)
+	}
+	if !strings.Contains(f.logs(), "hybrid search without vectors") {
+		t.Errorf("no warning: %s", f.logs())
+	}
+	f.srv.FailNext(llmtest.Reply{Status: 400, Message: "model unloaded"})
+	if _, err := e.Search(context.Background(), search.Request{Query: "compost", Mode: search.ModeSemantic}); err == nil || !strings.Contains(err.Error(), "model unloaded") {
+		t.Errorf("semantic: %v", err)
+	}
+}
