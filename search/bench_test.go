@@ -95,6 +95,37 @@ func BenchmarkIndexFull10k(b *testing.B) {
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
+// BenchmarkIndexVault measures a full index of the vault folder named by
+// $VAULT_AGENT_BENCH_VAULT (a real corpus) into a new on-disk index; it is
+// skipped when that is unset. `make bench BENCH_VAULT=dir` runs it
+// interleaved with the SQLite FTS5 baseline (scripts/fts5index.py).
+func BenchmarkIndexVault(b *testing.B) {
+	vaultDir := os.Getenv("VAULT_AGENT_BENCH_VAULT")
+	if vaultDir == "" {
+		b.Skip("VAULT_AGENT_BENCH_VAULT not set")
+	}
+	size := vaultBytes(b, vaultDir)
+	b.ResetTimer()
+	var total time.Duration
+	notes := 0
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		start := time.Now()
+		ix, st := benchOpen(b, vaultDir, filepath.Join(dir, "idx"))
+		total += time.Since(start)
+		notes = st.Added
+		b.StopTimer()
+		ix.Close()
+		b.StartTimer()
+	}
+	sec := total.Seconds() / float64(b.N)
+	b.ReportMetric(float64(notes), "notes")
+	b.ReportMetric(float64(notes)/sec, "notes/s")
+	b.ReportMetric(float64(size)/1e6/sec, "MB/s")
+	b.ReportMetric(sec, "s/index")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
 // BenchmarkIndexNaive10k is the baseline: a straightforward loop that reads
 // and parses one note at a time and adds it with Index.Index to a bleve
 // index opened with default settings (each call is its own batch and
