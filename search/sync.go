@@ -481,7 +481,9 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan string)
-	results := make(chan noteRead, 2*ix.workers)
+	// The workers read and parse ahead while the writer waits for a
+	// batch to be analysed and written: up to half a batch of notes.
+	results := make(chan noteRead, max(2*ix.workers, min(len(paths), ix.batchSz/2)))
 	var wg sync.WaitGroup
 	for i := 0; i < ix.workers; i++ {
 		wg.Add(1)
@@ -549,12 +551,19 @@ type writer struct {
 	pending  map[string]*NoteMeta // nil value: delete
 	docs     map[string]*document.Document
 	ops      int
+	bytes    int // note text in the batch
 	done     int
 	total    int
 	progress ProgressFunc
 	lastProg time.Time
 	wrote    bool
+	// sinceState counts the notes written since the state record was.
+	sinceState int
 }
+
+// maxBatchBytes bounds the note text of one batch: the memory a batch
+// takes while it is analysed and written grows with its text.
+const maxBatchBytes = 4 << 20
 
 func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc) *writer {
 	ix.idxMu.RLock()
@@ -586,6 +595,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	w.pending[n.Path] = m
 	w.docs[n.Path] = doc
 	w.ops++
+	w.bytes += len(n.Body)
 	w.done++
 }
 
@@ -616,17 +626,29 @@ func (w *writer) maybeFlush(final bool) error {
 		w.lastProg = time.Now()
 		w.progress(w.done, w.total)
 	}
-	if w.ops == 0 || (!final && w.ops < w.ix.batchSz) {
+	if !final && w.ops < w.ix.batchSz && w.bytes < maxBatchBytes || final && w.ops == 0 && w.sinceState == 0 {
 		return nil
 	}
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	ix := w.ix
-	ix.mu.RLock()
-	state := encodeState(ix.meta, w.pending)
-	ix.mu.RUnlock()
-	w.b.SetInternal(keyState, state)
+	// The state record lists every note, so writing it with every batch
+	// of a large sync costs time and memory in the square of the vault's
+	// size. It is written with the last batch, and before that only
+	// once a quarter more notes were written since it last was: a crash
+	// in between leaves documents the state does not list, which Open
+	// takes for a damaged index and rebuilds.
+	if final || w.sinceState+w.ops >= max(ix.batchSz, len(ix.meta)/4) {
+		ix.mu.RLock()
+		state := encodeState(ix.meta, w.pending)
+		ix.mu.RUnlock()
+		w.b.SetInternal(keyState, state)
+		w.sinceState = 0
+		ix.stateWrites.Add(1)
+	} else {
+		w.sinceState += w.ops
+	}
 	var persisted chan error
 	if ix.path != "" {
 		persisted = make(chan error, 1)
@@ -675,7 +697,7 @@ func (w *writer) maybeFlush(final bool) error {
 	w.wrote = true
 	w.pending = make(map[string]*NoteMeta)
 	w.docs = make(map[string]*document.Document)
-	w.ops = 0
+	w.ops, w.bytes = 0, 0
 	return nil
 }
 

@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +380,36 @@ func TestBinaryFilesAreNotNotes(t *testing.T) {
 	}
 	if _, err := ix.Vault().ReadNote("attachments/photo.md"); !errors.Is(err, vault.ErrNotMarkdown) || !strings.Contains(err.Error(), "binary") {
 		t.Errorf("ReadNote of a binary file: %v", err)
+	}
+}
+
+// TestSyncStateWrittenSparingly checks that a large sync does not write
+// the state record (every note's metadata) with every batch, which costs
+// in the square of the vault's size, and that the record written at the
+// end lists every note.
+func TestSyncStateWrittenSparingly(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 300; i++ {
+		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%300)
+	}
+	dir := writeVault(t, files)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.stateWrites.Load(); n > 30 {
+		t.Errorf("the state record was written %d times for 100 batches", n)
+	}
+	ix.Close()
+	ix, st := openDisk(t, dir, idxPath)
+	if st.Rebuilt || st.Unchanged != 300 || ix.Count() != 300 {
+		t.Errorf("reopen: %+v, %d notes", st, ix.Count())
+	}
+	if r := search(t, ix, Request{Query: "word123"}); !slices.Contains(paths(r), "n/note 123.md") {
+		t.Errorf("search after reopen: %v", paths(r))
 	}
 }
