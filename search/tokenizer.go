@@ -74,6 +74,12 @@ type wordTokenizer struct{}
 func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	t := tokenWriter{pos: 1}
 	t.slab = make([]analysis.Token, 0, min(1024, len(input)/6+1))
+	if !utf8.Valid(input) {
+		// The segmenter stops at the first invalid byte; so does the
+		// unicode tokenizer. (Note text is made valid before indexing.)
+		t.unicodeRun(input, 0, len(input))
+		return t.out
+	}
 	i := 0
 	for i < len(input) {
 		c := input[i]
