@@ -133,31 +133,59 @@ func fullLinkScan(indexed, changed int) bool {
 // note whose inbound link context changed is rewritten too. Notes are
 // parsed in parallel and written in batches as they come.
 func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
-	out, err := ix.scanLinks(ctx, all)
+	lp, err := ix.newLinkParts(len(all))
 	if err != nil {
 		return err
 	}
-	ins := buildInbound(out, newKeyIndex(all))
+	defer lp.close()
+	if err := ix.scanLinks(ctx, all, newKeyIndex(all), lp); err != nil {
+		return err
+	}
 	reading := make(map[string]bool, len(toRead))
 	for _, p := range toRead {
 		reading[p] = true
-	}
-	for _, p := range all {
-		if m := ix.meta[p]; m != nil && !reading[p] && m.inHash != ins[p].hashOrZero() {
-			toRead = append(toRead, p)
-			reading[p] = true
-		}
 	}
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	for _, p := range removed {
 		w.remove(p)
 		stats.Removed++
 	}
-	err = ix.readNotes(ctx, toRead, out, func(r noteRead) error {
-		ix.classify(w, r, ins[r.path], stats)
-		return w.maybeFlush(false)
-	})
-	return ix.finish(w, err, progress)
+	// One partition at a time: the notes of the partition to read (new or
+	// changed, or whose inbound context changed), with the inbound
+	// context of its links.
+	byPart := make([][]string, lp.n)
+	for _, p := range all {
+		k := partOf(p, lp.n)
+		byPart[k] = append(byPart[k], p)
+	}
+	for k, ps := range byPart {
+		b, err := lp.read(k)
+		if err != nil {
+			return err
+		}
+		ins, err := inboundOf(b)
+		lp.drop(k)
+		if err != nil {
+			return err
+		}
+		var read []string
+		for _, p := range ps {
+			if reading[p] {
+				read = append(read, p)
+			} else if m := ix.meta[p]; m != nil && m.inHash != ins[p].hashOrZero() {
+				read = append(read, p)
+				w.total++
+			}
+		}
+		err = ix.readNotes(ctx, read, func(r noteRead) error {
+			ix.classify(w, r, ins[r.path], stats)
+			return w.maybeFlush(false)
+		})
+		if err != nil {
+			return ix.finish(w, err, progress)
+		}
+	}
+	return ix.finish(w, nil, progress)
 }
 
 // classify writes one read note: indexed when new or changed (or when its
@@ -219,7 +247,7 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	var reads []noteRead
-	err := ix.readNotes(ctx, toRead, nil, func(r noteRead) error {
+	err := ix.readNotes(ctx, toRead, func(r noteRead) error {
 		reads = append(reads, r)
 		return nil
 	})
@@ -270,7 +298,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	}
 	sort.Strings(reread)
 	w.total += len(reread)
-	err = ix.readNotes(ctx, reread, nil, func(r noteRead) error {
+	err = ix.readNotes(ctx, reread, func(r noteRead) error {
 		var discard SyncStats // a linked note rewritten is not a change of the vault
 		ix.classify(w, r, ins[r.path], &discard)
 		return w.maybeFlush(false)
@@ -472,9 +500,8 @@ type noteRead struct {
 
 // readNotes reads, parses and scans the links of paths with a pool of
 // workers and hands each result to fn, which runs on the calling goroutine
-// (so it may touch the writer). Links already scanned from the same
-// content (known, may be nil) are not scanned again.
-func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string]*scannedLinks, fn func(noteRead) error) error {
+// (so it may touch the writer).
+func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead) error) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -491,23 +518,12 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string
 			defer wg.Done()
 			for p := range jobs {
 				r := noteRead{path: p}
-				sl := known[p] // each path has one worker: no race on sl
-				var raw *vault.RawNote
-				var err error
-				if sl != nil && sl.raw != nil {
-					raw, sl.raw = sl.raw, nil
-				} else {
-					raw, err = ix.v.ReadRaw(p, -1)
-				}
+				raw, err := ix.v.ReadRaw(p, -1)
 				if err != nil {
 					r.err = err
 				} else {
 					r.note = vault.Parse(raw.Path, raw.Content, raw.ModTime, ix.v.ChunkSize())
-					if sl != nil && sl.same(raw) {
-						r.links = sl.links
-					} else {
-						r.links = vault.LinkContexts(raw.Path, raw.Content)
-					}
+					r.links = vault.LinkContexts(raw.Path, raw.Content)
 				}
 				select {
 				case results <- r:

@@ -413,3 +413,53 @@ func TestSyncStateWrittenSparingly(t *testing.T) {
 		t.Errorf("search after reopen: %v", paths(r))
 	}
 }
+
+// TestFullIndexPartitioned checks that a full index done in several link
+// partitions (spilled to files beside the index) gives every note the
+// same inbound link context as one done in memory, and leaves no file.
+func TestFullIndexPartitioned(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("f%d/note %02d.md", i%4, i)] = fmt.Sprintf("# Note %d\nSee [[note %02d|alias%d]] about topic%d, and [text%d](note%%20%02d.md).\n",
+			i, (i*7+3)%60, i, i, i, (i*11+5)%60)
+	}
+	dir := writeVault(t, files)
+	build := func(parts int) (*Index, string) {
+		old := notesPerPartition
+		notesPerPartition = parts
+		defer func() { notesPerPartition = old }()
+		idxPath := filepath.Join(t.TempDir(), "idx")
+		ix, _ := openDisk(t, dir, idxPath)
+		return ix, idxPath
+	}
+	one, _ := build(1000)
+	many, manyPath := build(9) // 7 partitions
+	if one.Count() != 60 || many.Count() != 60 {
+		t.Fatalf("counts %d, %d", one.Count(), many.Count())
+	}
+	linked := 0
+	for _, p := range one.Paths() {
+		a, _ := one.Note(p)
+		b, _ := many.Note(p)
+		if a.inHash != b.inHash {
+			t.Errorf("%s: inbound context differs (%x, %x)", p, a.inHash, b.inHash)
+		}
+		if a.inHash != 0 {
+			linked++
+		}
+	}
+	if linked < 50 {
+		t.Errorf("only %d notes have inbound links", linked)
+	}
+	for _, q := range []string{"alias7", "topic12", "text30"} {
+		if got, want := sortedPaths(search(t, many, Request{Query: q})), sortedPaths(search(t, one, Request{Query: q})); !reflect.DeepEqual(got, want) || len(want) < 2 {
+			t.Errorf("%s: %v, in memory %v", q, got, want)
+		}
+	}
+	entries, _ := os.ReadDir(manyPath)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "linkscan-") {
+			t.Errorf("%s left in the index folder", e.Name())
+		}
+	}
+}
