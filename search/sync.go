@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -83,6 +85,9 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	}
 	if err != nil {
 		return stats, fmt.Errorf("sync: walk vault: %w", err)
+	}
+	if len(toRead) >= bulkNotes {
+		defer bulkMemoryLimit()()
 	}
 	if fullLinkScan(len(ix.meta), len(toRead)+len(removed)) {
 		err = ix.applyFull(ctx, all, toRead, removed, progress, &stats)
@@ -578,8 +583,47 @@ type writer struct {
 }
 
 // maxBatchBytes bounds the note text of one batch: the memory a batch
-// takes while it is analysed and written grows with its text.
-const maxBatchBytes = 4 << 20
+// takes while it is analysed and written grows with its text (about ten
+// times the text: tokens, term vectors, the segment being built).
+const maxBatchBytes = 2 << 20
+
+// A sync that reads at least bulkNotes notes (a first index, a rebuild)
+// runs under a soft memory limit of bulkMemory, unless the process has one
+// (GOMEMLIMIT): the collector then runs more often rather than letting the
+// heap double between collections, so the peak memory of indexing stays
+// about the same whatever the size of the vault.
+const (
+	bulkNotes  = 2000
+	bulkMemory = 160 << 20
+)
+
+var bulkMu struct {
+	sync.Mutex
+	n    int   // syncs under the limit
+	prev int64 // the limit before the first of them
+}
+
+// bulkMemoryLimit sets the soft memory limit for a bulk sync and returns
+// the func that restores the limit before it.
+func bulkMemoryLimit() (restore func()) {
+	bulkMu.Lock()
+	defer bulkMu.Unlock()
+	if bulkMu.n == 0 {
+		bulkMu.prev = debug.SetMemoryLimit(-1)
+		if bulkMu.prev != math.MaxInt64 {
+			return func() {} // the process has its own limit
+		}
+		debug.SetMemoryLimit(bulkMemory)
+	}
+	bulkMu.n++
+	return func() {
+		bulkMu.Lock()
+		defer bulkMu.Unlock()
+		if bulkMu.n--; bulkMu.n == 0 {
+			debug.SetMemoryLimit(bulkMu.prev)
+		}
+	}
+}
 
 func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc) *writer {
 	ix.idxMu.RLock()
