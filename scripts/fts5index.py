@@ -4,10 +4,11 @@
 # code fences, body = text after the frontmatter, tokenize='porter
 # unicode61'), and prints one `go test -bench` style line with the time,
 # the notes per second and the process's peak memory.
-#   python3 scripts/fts5index.py VAULT_DIR INDEX_FILE
+#   python3 scripts/fts5index.py VAULT_DIR INDEX_FILE [BENCHMARK_NAME]
 import os, re, resource, sqlite3, sys, time
 
 root, dbpath = sys.argv[1], sys.argv[2]
+name = sys.argv[3] if len(sys.argv) > 3 else "BenchmarkFTS5IndexVault"
 start = time.monotonic()
 if os.path.exists(dbpath):
     os.remove(dbpath)
@@ -49,4 +50,4 @@ n = db.execute("SELECT count(*) FROM notes").fetchone()[0]
 db.close()
 sec = time.monotonic() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"BenchmarkFTS5IndexVault 1 {n} notes {n / sec:.1f} notes/s {sec:.3f} s/index {peak:.1f} peak_MB")
+print(f"{name} 1 {n} notes {n / sec:.1f} notes/s {sec:.3f} s/index {peak:.1f} peak_MB")
