@@ -527,7 +527,7 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead
 				if err != nil {
 					r.err = err
 				} else {
-					r.note = vault.Parse(raw.Path, raw.Content, raw.ModTime, ix.v.ChunkSize())
+					r.note = vault.ParseForIndex(raw.Path, raw.Content, raw.ModTime)
 					r.links = vault.LinkContexts(raw.Path, raw.Content)
 				}
 				select {
