@@ -33,7 +33,7 @@
 //
 // Bulk indexing parses notes with a pool of GOMAXPROCS workers, maps them
 // to bleve documents on the single writer goroutine and writes batches of
-// Options.BatchSize (300) notes, or 2 MB of note text. Scorch runs with unsafe_batch: a batch is
+// Options.BatchSize (500) notes, or 4 MB of note text. Scorch runs with unsafe_batch: a batch is
 // searchable when Batch returns and persisted in the background while the
 // next one is analysed; each Sync waits for its last batch to be persisted
 // before returning.

@@ -31,7 +31,7 @@ type Options struct {
 	Path   string
 	Vault  *vault.Vault
 	Logger *slog.Logger
-	// BatchSize is the number of notes per bleve batch; 0 means 300.
+	// BatchSize is the number of notes per bleve batch; 0 means 500.
 	BatchSize int
 	// Workers is the number of goroutines parsing notes; 0 means GOMAXPROCS.
 	Workers int
@@ -174,7 +174,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		return nil, errors.New("index mapping: analyzers missing")
 	}
 	if ix.batchSz <= 0 {
-		ix.batchSz = 300
+		ix.batchSz = 500
 	}
 	if ix.workers <= 0 {
 		ix.workers = runtime.GOMAXPROCS(0)

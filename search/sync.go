@@ -585,7 +585,7 @@ type writer struct {
 // maxBatchBytes bounds the note text of one batch: the memory a batch
 // takes while it is analysed and written grows with its text (about ten
 // times the text: tokens, term vectors, the segment being built).
-const maxBatchBytes = 2 << 20
+const maxBatchBytes = 4 << 20
 
 // A sync that reads at least bulkNotes notes (a first index, a rebuild)
 // runs under a soft memory limit of bulkMemory, unless the process has one
@@ -594,7 +594,7 @@ const maxBatchBytes = 2 << 20
 // about the same whatever the size of the vault.
 const (
 	bulkNotes  = 2000
-	bulkMemory = 160 << 20
+	bulkMemory = 192 << 20
 )
 
 var bulkMu struct {
