@@ -580,7 +580,13 @@ type writer struct {
 	wrote    bool
 	// sinceState counts the notes written since the state record was.
 	sinceState int
+	// unpersisted are the persistence signals of the batches written and
+	// not known to be persisted, oldest first.
+	unpersisted []chan error
 }
+
+// maxUnpersisted is how many written batches may wait for the persister.
+const maxUnpersisted = 2
 
 // maxBatchBytes bounds the note text of one batch: the memory a batch
 // takes while it is analysed and written grows with its text (about ten
@@ -730,6 +736,19 @@ func (w *writer) maybeFlush(final bool) error {
 	}
 	if persisted != nil {
 		ix.lastPersist = persisted
+		// Batches are searchable before they are persisted (unsafe_batch);
+		// the segments of the batches not persisted yet stay in memory.
+		// A writer more than maxUnpersisted batches ahead of the disk
+		// waits for it, so that memory does not grow with the vault when
+		// the persister falls behind (large merges on a busy machine).
+		w.unpersisted = append(w.unpersisted, persisted)
+		if len(w.unpersisted) > maxUnpersisted {
+			if err := <-w.unpersisted[0]; err != nil {
+				ix.log.Warn("persisting index", "err", err)
+			}
+			w.unpersisted = w.unpersisted[1:]
+			ix.persistWaits.Add(1)
+		}
 	}
 	// The documents are analysed now: record their field lengths, which
 	// ranking needs (they reach the state record with the next batch).

@@ -463,3 +463,21 @@ func TestFullIndexPartitioned(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncWaitsForPersister checks that a bulk sync does not run ahead of
+// the persister by more than maxUnpersisted batches (their segments stay in
+// memory until persisted).
+func TestSyncWaitsForPersister(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("note %02d.md", i)] = fmt.Sprintf("# Note %d\nword%d\n", i, i)
+	}
+	dir := writeVault(t, files)
+	ix, _ := openDisk(t, dir, filepath.Join(t.TempDir(), "idx")) // 20 batches of 3
+	if n := ix.persistWaits.Load(); n < 20-maxUnpersisted-1 {
+		t.Errorf("the writer waited for the persister %d times in 20 batches", n)
+	}
+	if ix.Count() != 60 {
+		t.Errorf("%d notes", ix.Count())
+	}
+}
