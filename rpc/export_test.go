@@ -6,3 +6,9 @@ import "context"
 func SetTestHook(s *Server, fn func(ctx context.Context, method string) (any, error)) {
 	s.testHook = fn
 }
+
+// SetProgressHook installs a func that sees initialize's indexing progress
+// on the indexing goroutine; it may block it (tests only).
+func SetProgressHook(s *Server, fn func(done, total int)) {
+	s.progressHook = fn
+}

@@ -99,7 +99,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 	settings := s.cfg.Settings.Merge(settingsOf(p.Settings))
 	prog := s.newProgress()
 	embedProg := &progressReporter{s: s, phase: "embed"}
-	svc, err := service.Open(ctx, service.Options{
+	svc, err := s.openService(ctx, service.Options{
 		Vault:         root,
 		Index:         index,
 		InMemoryIndex: s.cfg.InMemoryIndex,

@@ -94,10 +94,14 @@ type Server struct {
 	exitCh   chan struct{}
 
 	// mu guards the fields below.
-	mu          sync.Mutex
-	state       int
-	gotShutdown bool
-	svc         *service.Service // the open vault, once initialized
+	mu      sync.Mutex
+	state   int
+	opening *service.Opening // while initialize reconciles the index
+	// progressHook, when set, sees the progress of initialize's index
+	// before the host does, on the indexing goroutine (tests).
+	progressHook func(done, total int)
+	gotShutdown  bool
+	svc          *service.Service // the open vault, once initialized
 
 	// testHook, when set, is called by dispatch for methods whose name
 	// starts with "test/" (tests only: panics, slow quick requests).
@@ -288,6 +292,9 @@ func (s *Server) checkState(method string) error {
 	case stateNew, stateInitializing:
 		if method == protocol.MethodInitialize || method == protocol.MethodShutdown {
 			return nil
+		}
+		if s.opening != nil && (method == protocol.MethodVaultStatus || method == protocol.MethodVaultSearch) {
+			return nil // answered while the first index is built (indexing.go)
 		}
 		if s.state == stateInitializing {
 			return fmt.Errorf("%w: initialize is still running; wait for its response before sending %s", errNotInitialized, method)

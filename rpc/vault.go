@@ -12,6 +12,9 @@ import (
 
 // Search runs vault/search.
 func (s *Server) Search(ctx context.Context, p *protocol.SearchParams) (*protocol.Results, error) {
+	if o := s.openingNow(); o != nil {
+		return nil, stillIndexing(o)
+	}
 	svc, err := s.open()
 	if err != nil {
 		return nil, err
@@ -91,6 +94,9 @@ func (s *Server) ReadNote(ctx context.Context, p *protocol.ReadNoteParams) (*pro
 
 // Status runs vault/status.
 func (s *Server) Status(ctx context.Context, _ *protocol.NoParams) (*protocol.StatusResult, error) {
+	if o := s.openingNow(); o != nil {
+		return openingStatus(o), nil
+	}
 	svc, err := s.open()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,13 @@
 # $BENCH_COUNT times (default 3), and prints the median of every metric.
 # The generated vault and its index are cached in $VAULT_AGENT_BENCH_DIR
 # (default .bench/) so repeated runs skip generation.
+#
+# BENCH_VAULT=DIR is the real-corpus mode: only a full index of the vault
+# folder DIR (BenchmarkIndexVault), in turn with the SQLite FTS5 baseline
+# (scripts/fts5index.py, python3) on the same folder, $BENCH_COUNT times
+# each. The full index of the generated vault is paired with FTS5 the same
+# way. The medians end with each full index's time over FTS5's, the median
+# of the pairs' ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VAULT_AGENT_BENCH_DIR="${VAULT_AGENT_BENCH_DIR:-$PWD/.bench}"
@@ -23,8 +30,39 @@ run() { # package benchmark [count] [benchtime]
 	done
 }
 
+# paired NAME VAULT: the full-index benchmark NAME of ./search and the FTS5
+# baseline on VAULT, in turn, $COUNT times each (one test binary, built first).
+paired() {
+	local name=$1 vault=$2 bin="$VAULT_AGENT_BENCH_DIR/search.test"
+	go test -c -o "$bin" ./search
+	for _ in $(seq "$COUNT"); do
+		"$bin" -test.run '^$' -test.bench "^${name}\$" -test.benchtime 1x 2>&1 | grep -E '^Benchmark' | tee -a "$OUT"
+		python3 scripts/fts5index.py "$vault" "$VAULT_AGENT_BENCH_DIR/fts5.db" "BenchmarkFTS5${name#Benchmark}" | tee -a "$OUT"
+	done
+	rm -f "$VAULT_AGENT_BENCH_DIR/fts5.db"
+}
+
+machine() {
+	echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null), $(go version | cut -d' ' -f3), $(python3 -c 'import sqlite3; print("sqlite", sqlite3.sqlite_version)')"
+}
+
+if [ -n "${BENCH_VAULT:-}" ]; then
+	export VAULT_AGENT_BENCH_VAULT
+	VAULT_AGENT_BENCH_VAULT="$(cd "$BENCH_VAULT" && pwd)"
+	machine
+	echo "# full index of $VAULT_AGENT_BENCH_VAULT, in turn with FTS5"
+	paired BenchmarkIndexVault "$VAULT_AGENT_BENCH_VAULT"
+	echo
+	echo "# medians over runs ($OUT)"
+	go run ./scripts/benchmedian < "$OUT"
+	exit 0
+fi
+
+machine
 echo "# search (generated vault: $VAULT_AGENT_BENCH_NOTES notes)"
-run ./search BenchmarkIndexFull10k
+run ./search BenchmarkIndexFull10k 1 # generates the vault when it is not cached
+GEN_VAULT="$VAULT_AGENT_BENCH_DIR/vault-$VAULT_AGENT_BENCH_NOTES-42"
+paired BenchmarkIndexFull10k "$GEN_VAULT"
 run ./search BenchmarkIndexNaive10k 1
 run ./search BenchmarkSearch "$COUNT" ""
 run ./search BenchmarkSearchBadInput "$COUNT" ""

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,6 +94,72 @@ func BenchmarkIndexFull10k(b *testing.B) {
 	b.ReportMetric(float64(size)/1e6/sec, "MB/s")
 	b.ReportMetric(sec, "s/index")
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
+// BenchmarkIndexVault measures a full index of the vault folder named by
+// $VAULT_AGENT_BENCH_VAULT (a real corpus) into a new on-disk index; it is
+// skipped when that is unset. `make bench BENCH_VAULT=dir` runs it
+// interleaved with the SQLite FTS5 baseline (scripts/fts5index.py).
+func BenchmarkIndexVault(b *testing.B) {
+	vaultDir := os.Getenv("VAULT_AGENT_BENCH_VAULT")
+	if vaultDir == "" {
+		b.Skip("VAULT_AGENT_BENCH_VAULT not set")
+	}
+	size := vaultBytes(b, vaultDir)
+	if p := os.Getenv("VAULT_AGENT_BENCH_HEAPPROF"); p != "" {
+		defer peakHeapProfile(p)()
+	}
+	b.ResetTimer()
+	var total time.Duration
+	notes := 0
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		start := time.Now()
+		ix, st := benchOpen(b, vaultDir, filepath.Join(dir, "idx"))
+		total += time.Since(start)
+		notes = st.Added
+		b.StopTimer()
+		ix.Close()
+		b.StartTimer()
+	}
+	sec := total.Seconds() / float64(b.N)
+	b.ReportMetric(float64(notes), "notes")
+	b.ReportMetric(float64(notes)/sec, "notes/s")
+	b.ReportMetric(float64(size)/1e6/sec, "MB/s")
+	b.ReportMetric(sec, "s/index")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
+// peakHeapProfile writes a heap profile to path each time the live heap
+// after a collection reaches a new high, until the returned func is called:
+// the profile left is the heap at its largest.
+func peakHeapProfile(path string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var high uint64
+		var ms runtime.MemStats
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.NextGC*100/uint64(100+100) <= high { // live heap ≈ NextGC/(1+GOGC/100)
+				continue
+			}
+			high = ms.NextGC * 100 / 200
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // BenchmarkIndexNaive10k is the baseline: a straightforward loop that reads

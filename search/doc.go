@@ -31,12 +31,20 @@
 // (flock) in the index directory makes a second process fail at once with
 // ErrLocked.
 //
-// Bulk indexing parses notes with a pool of GOMAXPROCS workers, maps them
-// to bleve documents on the single writer goroutine and writes batches of
-// Options.BatchSize (500) notes. Scorch runs with unsafe_batch: a batch is
-// searchable when Batch returns and persisted in the background while the
-// next one is analysed; each Sync waits for its last batch to be persisted
-// before returning.
+// Bulk indexing parses notes with a pool of GOMAXPROCS workers (reading
+// up to half a batch ahead), maps them to bleve documents on the single
+// writer goroutine and writes batches of Options.BatchSize (500) notes, or
+// 4 MB of note text. Scorch runs with unsafe_batch: a batch is searchable
+// when Batch returns and persisted in the background while the next one is
+// analysed; each Sync waits for its last batch to be persisted before
+// returning. A large sync writes the state record with its last batch and
+// every quarter of the vault, not with each batch. A full index scans the
+// links of every note first and spills them, resolved, to partitions
+// beside the index (links.go), then indexes one partition at a time; a
+// sync of 2,000 notes or more runs under a soft memory limit. So the
+// memory of a first index does not grow with the vault. The text analyzer
+// gives the tokens of bleve's unicode tokenizer and porter stemmer,
+// faster (tokenizer.go).
 //
 // Phrase queries need term positions, so the title, headings and body
 // fields keep term vectors (bleve's phrase searcher reads them); the other

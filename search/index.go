@@ -120,9 +120,11 @@ type Index struct {
 	lowerPaths  []string            // each of paths, lower-cased
 	lastIndexed time.Time
 
-	indexing atomic.Bool
-	watching atomic.Bool
-	warming  sync.WaitGroup // background table builds (warm)
+	indexing     atomic.Bool
+	stateWrites  atomic.Int64 // state records written (tests)
+	persistWaits atomic.Int64 // waits of a writer for the persister (tests)
+	watching     atomic.Bool
+	warming      sync.WaitGroup // background table builds (warm)
 
 	subsMu sync.Mutex
 	subs   map[int]chan struct{}

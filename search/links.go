@@ -1,15 +1,22 @@
 package search
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -26,7 +33,7 @@ import (
 //
 // A full index scans the links of every note first (a fast line scanner,
 // vault.LinkContexts, no markdown parse) and then indexes each note with
-// its inbound context. An incremental update (a watcher batch, a sync with
+// its inbound context (see scanLinks). An incremental update (a watcher batch, a sync with
 // few changes) works out which notes' inbound context may have changed:
 // the notes named by the old and new links of a changed or removed note,
 // and the notes sharing a name with a created or removed note (a link by
@@ -283,83 +290,183 @@ func (v keyView) resolve(lc vault.LinkContext, src string) (string, bool) {
 	return vault.ResolveLink(lc, src, v.get(vault.LinkKey(lc.Target)))
 }
 
-// buildInbound computes the inbound context of every note from the links
-// of all notes.
-func buildInbound(out map[string]*scannedLinks, keys keyIndex) map[string]*inbound {
-	builders := map[string]*inboundBuilder{}
-	for src, sl := range out {
-		for i, lc := range sl.links {
-			to, ok := keys.resolve(lc, src)
-			if !ok {
-				continue
-			}
-			b := builders[to]
-			if b == nil {
-				b = &inboundBuilder{}
-				builders[to] = b
-			}
-			b.add(src, i, lc)
+// A full index needs the inbound context of every note before it writes
+// the note, so it scans the links of the whole vault first. Held in
+// memory, the links of a vault take about 300 bytes each (a 100,000-note
+// vault has about a million): the scan instead resolves each link to the
+// note it points to and spills it, encoded, to one of a few partitions
+// (files beside the index) by that note's path; the notes are then
+// indexed one partition at a time, with only that partition's links in
+// memory.
+
+// notesPerPartition sets the number of partitions of a full index: the
+// links pointing to about this many notes are in memory at once.
+var notesPerPartition = 4000
+
+// linkParts are the links of a vault, spilled by target partition.
+type linkParts struct {
+	n     int
+	files []*os.File // when spilled to disk (more than one partition)
+	bufs  []*bufio.Writer
+	mem   []bytes.Buffer // when in memory (one partition)
+	dir   string
+}
+
+func partOf(p string, n int) int {
+	if n == 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(p))
+	return int(h.Sum32() % uint32(n))
+}
+
+func (ix *Index) newLinkParts(notes int) (*linkParts, error) {
+	n := max(1, (notes+notesPerPartition-1)/notesPerPartition)
+	lp := &linkParts{n: n}
+	if n == 1 {
+		lp.mem = make([]bytes.Buffer, 1)
+		return lp, nil
+	}
+	parent := os.TempDir()
+	if ix.path != "" {
+		parent = ix.path
+	}
+	dir, err := os.MkdirTemp(parent, "linkscan-")
+	if err != nil {
+		return nil, fmt.Errorf("link scan: %w", err)
+	}
+	lp.dir = dir
+	for i := 0; i < n; i++ {
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			lp.close()
+			return nil, fmt.Errorf("link scan: %w", err)
 		}
+		lp.files = append(lp.files, f)
+		lp.bufs = append(lp.bufs, bufio.NewWriterSize(f, 64<<10))
+	}
+	return lp, nil
+}
+
+func (lp *linkParts) writer(k int) io.Writer {
+	if lp.mem != nil {
+		return &lp.mem[k]
+	}
+	return lp.bufs[k]
+}
+
+// read returns the encoded links of partition k.
+func (lp *linkParts) read(k int) ([]byte, error) {
+	if lp.mem != nil {
+		return lp.mem[k].Bytes(), nil
+	}
+	if err := lp.bufs[k].Flush(); err != nil {
+		return nil, fmt.Errorf("link scan: %w", err)
+	}
+	b, err := os.ReadFile(lp.files[k].Name())
+	if err != nil {
+		return nil, fmt.Errorf("link scan: %w", err)
+	}
+	return b, nil
+}
+
+// drop frees partition k once it was read.
+func (lp *linkParts) drop(k int) {
+	if lp.mem != nil {
+		lp.mem[k] = bytes.Buffer{}
+	}
+}
+
+func (lp *linkParts) close() {
+	for _, f := range lp.files {
+		f.Close()
+	}
+	if lp.dir != "" {
+		os.RemoveAll(lp.dir)
+	}
+}
+
+// appendLinkItem encodes one link (of the note src, the i-th of its
+// links) pointing to the note to.
+func appendLinkItem(b []byte, to, src string, i int, lc vault.LinkContext) []byte {
+	b = appendStr(b, to)
+	b = appendStr(b, src)
+	b = binary.AppendUvarint(b, uint64(i))
+	b = appendStr(b, lc.Target)
+	md := byte(0)
+	if lc.Markdown {
+		md = 1
+	}
+	b = append(b, md)
+	b = appendStr(b, lc.Anchor)
+	return appendStr(b, lc.Text)
+}
+
+// inboundOf decodes a partition's links into the inbound context of each
+// note they point to.
+func inboundOf(b []byte) (map[string]*inbound, error) {
+	builders := map[string]*inboundBuilder{}
+	r := &stateReader{b: b}
+	for len(r.b) > 0 && r.err == nil {
+		to, src, i := r.str(), r.str(), int(r.uvarint())
+		lc := vault.LinkContext{Target: r.str()}
+		if len(r.b) == 0 {
+			r.err = errors.New("truncated link")
+			break
+		}
+		lc.Markdown, r.b = r.b[0] == 1, r.b[1:]
+		lc.Anchor, lc.Text = r.str(), r.str()
+		bl := builders[to]
+		if bl == nil {
+			bl = &inboundBuilder{}
+			builders[to] = bl
+		}
+		bl.add(src, i, lc)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("link scan: %w", r.err)
 	}
 	in := make(map[string]*inbound, len(builders))
-	for p, b := range builders {
-		in[p] = b.build()
+	for p, bl := range builders {
+		in[p] = bl.build()
 	}
-	return in
+	return in, nil
 }
 
-// scannedLinks are the links of a note read from disk, with what identifies
-// the content they were read from.
-type scannedLinks struct {
-	links     []vault.LinkContext
-	modTime   time.Time
-	n         int  // bytes read
-	truncated bool // the note is longer than vault.LinkScanLimit
-	// raw is the whole note as read, kept (within keepRawBytes) so the
-	// indexing pass that follows need not read it again; that pass takes
-	// it and sets it to nil.
-	raw *vault.RawNote
-}
-
-// keepRawBytes bounds the note text a full index keeps between its link
-// scan and its indexing pass.
-const keepRawBytes = 32 << 20
-
-// same reports whether raw (a whole note) is the content the links were
-// scanned from.
-func (s *scannedLinks) same(raw *vault.RawNote) bool {
-	if !s.modTime.Equal(raw.ModTime) {
-		return false
-	}
-	if s.truncated {
-		return len(raw.Content) > s.n
-	}
-	return len(raw.Content) == s.n
-}
-
-// scanLinks reads the links of the notes at paths from disk, with a pool
-// of workers. Notes that cannot be read are left out.
-func (ix *Index) scanLinks(ctx context.Context, paths []string) (map[string]*scannedLinks, error) {
-	out := make(map[string]*scannedLinks, len(paths))
-	var mu sync.Mutex
-	var kept atomic.Int64
+// scanLinks reads the links of the notes at paths from disk with a pool of
+// workers, resolves each against keys and spills it to the partition of
+// the note it points to. Notes that cannot be read are left out.
+func (ix *Index) scanLinks(ctx context.Context, paths []string, keys keyIndex, lp *linkParts) error {
+	var mu sync.Mutex // guards lp's writers
+	var werr error
 	jobs := make(chan string)
 	var wg sync.WaitGroup
 	for w := 0; w < min(ix.workers, max(1, len(paths))); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			encoded := make([][]byte, lp.n)
 			for p := range jobs {
 				raw, err := ix.v.ReadRaw(p, vault.LinkScanLimit)
 				if err != nil {
 					continue
 				}
-				sl := &scannedLinks{links: vault.LinkContexts(p, raw.Content), modTime: raw.ModTime, n: len(raw.Content), truncated: raw.Truncated}
-				if !raw.Truncated && kept.Add(int64(len(raw.Content))) <= keepRawBytes {
-					sl.raw = raw
+				for i, lc := range vault.LinkContexts(p, raw.Content) {
+					if to, ok := keys.resolve(lc, p); ok {
+						k := partOf(to, lp.n)
+						encoded[k] = appendLinkItem(encoded[k], to, p, i, lc)
+					}
 				}
 				mu.Lock()
-				out[p] = sl
+				for k, b := range encoded {
+					if len(b) > 0 {
+						if _, err := lp.writer(k).Write(b); err != nil && werr == nil {
+							werr = fmt.Errorf("link scan: %w", err)
+						}
+						encoded[k] = b[:0]
+					}
+				}
 				mu.Unlock()
 			}
 		}()
@@ -376,7 +483,10 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	return out, err
+	if err == nil {
+		err = werr
+	}
+	return err
 }
 
 // readLinks reads the links of one note from disk.

@@ -18,8 +18,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/length"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	"github.com/blevesearch/bleve/v2/analysis/token/porter"
-	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
@@ -196,14 +194,14 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	}
 	if err := im.AddCustomAnalyzer(textAnalyzer, map[string]interface{}{
 		"type":      custom.Name,
-		"tokenizer": unicodetok.Name,
+		"tokenizer": wordTokenizerName, // unicode's tokens, faster (tokenizer.go)
 		"token_filters": []interface{}{
 			lengthFilter,
 			en.PossessiveName,
 			lowercase.Name,
 			foldFilter,
 			en.StopName,
-			porter.Name,
+			stemFilterName, // porter's stems, remembered (tokenizer.go)
 		},
 	}); err != nil {
 		return nil, err

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -84,6 +86,9 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	if err != nil {
 		return stats, fmt.Errorf("sync: walk vault: %w", err)
 	}
+	if len(toRead) >= bulkNotes {
+		defer bulkMemoryLimit()()
+	}
 	if fullLinkScan(len(ix.meta), len(toRead)+len(removed)) {
 		err = ix.applyFull(ctx, all, toRead, removed, progress, &stats)
 	} else {
@@ -133,31 +138,59 @@ func fullLinkScan(indexed, changed int) bool {
 // note whose inbound link context changed is rewritten too. Notes are
 // parsed in parallel and written in batches as they come.
 func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
-	out, err := ix.scanLinks(ctx, all)
+	lp, err := ix.newLinkParts(len(all))
 	if err != nil {
 		return err
 	}
-	ins := buildInbound(out, newKeyIndex(all))
+	defer lp.close()
+	if err := ix.scanLinks(ctx, all, newKeyIndex(all), lp); err != nil {
+		return err
+	}
 	reading := make(map[string]bool, len(toRead))
 	for _, p := range toRead {
 		reading[p] = true
-	}
-	for _, p := range all {
-		if m := ix.meta[p]; m != nil && !reading[p] && m.inHash != ins[p].hashOrZero() {
-			toRead = append(toRead, p)
-			reading[p] = true
-		}
 	}
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	for _, p := range removed {
 		w.remove(p)
 		stats.Removed++
 	}
-	err = ix.readNotes(ctx, toRead, out, func(r noteRead) error {
-		ix.classify(w, r, ins[r.path], stats)
-		return w.maybeFlush(false)
-	})
-	return ix.finish(w, err, progress)
+	// One partition at a time: the notes of the partition to read (new or
+	// changed, or whose inbound context changed), with the inbound
+	// context of its links.
+	byPart := make([][]string, lp.n)
+	for _, p := range all {
+		k := partOf(p, lp.n)
+		byPart[k] = append(byPart[k], p)
+	}
+	for k, ps := range byPart {
+		b, err := lp.read(k)
+		if err != nil {
+			return err
+		}
+		ins, err := inboundOf(b)
+		lp.drop(k)
+		if err != nil {
+			return err
+		}
+		var read []string
+		for _, p := range ps {
+			if reading[p] {
+				read = append(read, p)
+			} else if m := ix.meta[p]; m != nil && m.inHash != ins[p].hashOrZero() {
+				read = append(read, p)
+				w.total++
+			}
+		}
+		err = ix.readNotes(ctx, read, func(r noteRead) error {
+			ix.classify(w, r, ins[r.path], stats)
+			return w.maybeFlush(false)
+		})
+		if err != nil {
+			return ix.finish(w, err, progress)
+		}
+	}
+	return ix.finish(w, nil, progress)
 }
 
 // classify writes one read note: indexed when new or changed (or when its
@@ -219,7 +252,7 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	var reads []noteRead
-	err := ix.readNotes(ctx, toRead, nil, func(r noteRead) error {
+	err := ix.readNotes(ctx, toRead, func(r noteRead) error {
 		reads = append(reads, r)
 		return nil
 	})
@@ -270,7 +303,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	}
 	sort.Strings(reread)
 	w.total += len(reread)
-	err = ix.readNotes(ctx, reread, nil, func(r noteRead) error {
+	err = ix.readNotes(ctx, reread, func(r noteRead) error {
 		var discard SyncStats // a linked note rewritten is not a change of the vault
 		ix.classify(w, r, ins[r.path], &discard)
 		return w.maybeFlush(false)
@@ -472,16 +505,17 @@ type noteRead struct {
 
 // readNotes reads, parses and scans the links of paths with a pool of
 // workers and hands each result to fn, which runs on the calling goroutine
-// (so it may touch the writer). Links already scanned from the same
-// content (known, may be nil) are not scanned again.
-func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string]*scannedLinks, fn func(noteRead) error) error {
+// (so it may touch the writer).
+func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead) error) error {
 	if len(paths) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan string)
-	results := make(chan noteRead, 2*ix.workers)
+	// The workers read and parse ahead while the writer waits for a
+	// batch to be analysed and written: up to half a batch of notes.
+	results := make(chan noteRead, max(2*ix.workers, min(len(paths), ix.batchSz/2)))
 	var wg sync.WaitGroup
 	for i := 0; i < ix.workers; i++ {
 		wg.Add(1)
@@ -489,23 +523,12 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, known map[string
 			defer wg.Done()
 			for p := range jobs {
 				r := noteRead{path: p}
-				sl := known[p] // each path has one worker: no race on sl
-				var raw *vault.RawNote
-				var err error
-				if sl != nil && sl.raw != nil {
-					raw, sl.raw = sl.raw, nil
-				} else {
-					raw, err = ix.v.ReadRaw(p, -1)
-				}
+				raw, err := ix.v.ReadRaw(p, -1)
 				if err != nil {
 					r.err = err
 				} else {
-					r.note = vault.Parse(raw.Path, raw.Content, raw.ModTime, ix.v.ChunkSize())
-					if sl != nil && sl.same(raw) {
-						r.links = sl.links
-					} else {
-						r.links = vault.LinkContexts(raw.Path, raw.Content)
-					}
+					r.note = vault.ParseForIndex(raw.Path, raw.Content, raw.ModTime)
+					r.links = vault.LinkContexts(raw.Path, raw.Content)
 				}
 				select {
 				case results <- r:
@@ -549,11 +572,63 @@ type writer struct {
 	pending  map[string]*NoteMeta // nil value: delete
 	docs     map[string]*document.Document
 	ops      int
+	bytes    int // note text in the batch
 	done     int
 	total    int
 	progress ProgressFunc
 	lastProg time.Time
 	wrote    bool
+	// sinceState counts the notes written since the state record was.
+	sinceState int
+	// unpersisted are the persistence signals of the batches written and
+	// not known to be persisted, oldest first.
+	unpersisted []chan error
+}
+
+// maxUnpersisted is how many written batches may wait for the persister.
+const maxUnpersisted = 2
+
+// maxBatchBytes bounds the note text of one batch: the memory a batch
+// takes while it is analysed and written grows with its text (about ten
+// times the text: tokens, term vectors, the segment being built).
+const maxBatchBytes = 4 << 20
+
+// A sync that reads at least bulkNotes notes (a first index, a rebuild)
+// runs under a soft memory limit of bulkMemory, unless the process has one
+// (GOMEMLIMIT): the collector then runs more often rather than letting the
+// heap double between collections, so the peak memory of indexing stays
+// about the same whatever the size of the vault.
+const (
+	bulkNotes  = 2000
+	bulkMemory = 192 << 20
+)
+
+var bulkMu struct {
+	sync.Mutex
+	n    int   // syncs under the limit
+	prev int64 // the limit before the first of them
+}
+
+// bulkMemoryLimit sets the soft memory limit for a bulk sync and returns
+// the func that restores the limit before it.
+func bulkMemoryLimit() (restore func()) {
+	bulkMu.Lock()
+	defer bulkMu.Unlock()
+	if bulkMu.n == 0 {
+		bulkMu.prev = debug.SetMemoryLimit(-1)
+		if bulkMu.prev != math.MaxInt64 {
+			return func() {} // the process has its own limit
+		}
+		debug.SetMemoryLimit(bulkMemory)
+	}
+	bulkMu.n++
+	return func() {
+		bulkMu.Lock()
+		defer bulkMu.Unlock()
+		if bulkMu.n--; bulkMu.n == 0 {
+			debug.SetMemoryLimit(bulkMu.prev)
+		}
+	}
 }
 
 func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc) *writer {
@@ -586,6 +661,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	w.pending[n.Path] = m
 	w.docs[n.Path] = doc
 	w.ops++
+	w.bytes += len(n.Body)
 	w.done++
 }
 
@@ -616,17 +692,29 @@ func (w *writer) maybeFlush(final bool) error {
 		w.lastProg = time.Now()
 		w.progress(w.done, w.total)
 	}
-	if w.ops == 0 || (!final && w.ops < w.ix.batchSz) {
+	if !final && w.ops < w.ix.batchSz && w.bytes < maxBatchBytes || final && w.ops == 0 && w.sinceState == 0 {
 		return nil
 	}
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	ix := w.ix
-	ix.mu.RLock()
-	state := encodeState(ix.meta, w.pending)
-	ix.mu.RUnlock()
-	w.b.SetInternal(keyState, state)
+	// The state record lists every note, so writing it with every batch
+	// of a large sync costs time and memory in the square of the vault's
+	// size. It is written with the last batch, and before that only
+	// once a quarter more notes were written since it last was: a crash
+	// in between leaves documents the state does not list, which Open
+	// takes for a damaged index and rebuilds.
+	if final || w.sinceState+w.ops >= max(ix.batchSz, len(ix.meta)/4) {
+		ix.mu.RLock()
+		state := encodeState(ix.meta, w.pending)
+		ix.mu.RUnlock()
+		w.b.SetInternal(keyState, state)
+		w.sinceState = 0
+		ix.stateWrites.Add(1)
+	} else {
+		w.sinceState += w.ops
+	}
 	var persisted chan error
 	if ix.path != "" {
 		persisted = make(chan error, 1)
@@ -648,6 +736,19 @@ func (w *writer) maybeFlush(final bool) error {
 	}
 	if persisted != nil {
 		ix.lastPersist = persisted
+		// Batches are searchable before they are persisted (unsafe_batch);
+		// the segments of the batches not persisted yet stay in memory.
+		// A writer more than maxUnpersisted batches ahead of the disk
+		// waits for it, so that memory does not grow with the vault when
+		// the persister falls behind (large merges on a busy machine).
+		w.unpersisted = append(w.unpersisted, persisted)
+		if len(w.unpersisted) > maxUnpersisted {
+			if err := <-w.unpersisted[0]; err != nil {
+				ix.log.Warn("persisting index", "err", err)
+			}
+			w.unpersisted = w.unpersisted[1:]
+			ix.persistWaits.Add(1)
+		}
 	}
 	// The documents are analysed now: record their field lengths, which
 	// ranking needs (they reach the state record with the next batch).
@@ -675,7 +776,7 @@ func (w *writer) maybeFlush(final bool) error {
 	w.wrote = true
 	w.pending = make(map[string]*NoteMeta)
 	w.docs = make(map[string]*document.Document)
-	w.ops = 0
+	w.ops, w.bytes = 0, 0
 	return nil
 }
 

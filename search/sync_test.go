@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +380,104 @@ func TestBinaryFilesAreNotNotes(t *testing.T) {
 	}
 	if _, err := ix.Vault().ReadNote("attachments/photo.md"); !errors.Is(err, vault.ErrNotMarkdown) || !strings.Contains(err.Error(), "binary") {
 		t.Errorf("ReadNote of a binary file: %v", err)
+	}
+}
+
+// TestSyncStateWrittenSparingly checks that a large sync does not write
+// the state record (every note's metadata) with every batch, which costs
+// in the square of the vault's size, and that the record written at the
+// end lists every note.
+func TestSyncStateWrittenSparingly(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 300; i++ {
+		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%300)
+	}
+	dir := writeVault(t, files)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.stateWrites.Load(); n > 30 {
+		t.Errorf("the state record was written %d times for 100 batches", n)
+	}
+	ix.Close()
+	ix, st := openDisk(t, dir, idxPath)
+	if st.Rebuilt || st.Unchanged != 300 || ix.Count() != 300 {
+		t.Errorf("reopen: %+v, %d notes", st, ix.Count())
+	}
+	if r := search(t, ix, Request{Query: "word123"}); !slices.Contains(paths(r), "n/note 123.md") {
+		t.Errorf("search after reopen: %v", paths(r))
+	}
+}
+
+// TestFullIndexPartitioned checks that a full index done in several link
+// partitions (spilled to files beside the index) gives every note the
+// same inbound link context as one done in memory, and leaves no file.
+func TestFullIndexPartitioned(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("f%d/note %02d.md", i%4, i)] = fmt.Sprintf("# Note %d\nSee [[note %02d|alias%d]] about topic%d, and [text%d](note%%20%02d.md).\n",
+			i, (i*7+3)%60, i, i, i, (i*11+5)%60)
+	}
+	dir := writeVault(t, files)
+	build := func(parts int) (*Index, string) {
+		old := notesPerPartition
+		notesPerPartition = parts
+		defer func() { notesPerPartition = old }()
+		idxPath := filepath.Join(t.TempDir(), "idx")
+		ix, _ := openDisk(t, dir, idxPath)
+		return ix, idxPath
+	}
+	one, _ := build(1000)
+	many, manyPath := build(9) // 7 partitions
+	if one.Count() != 60 || many.Count() != 60 {
+		t.Fatalf("counts %d, %d", one.Count(), many.Count())
+	}
+	linked := 0
+	for _, p := range one.Paths() {
+		a, _ := one.Note(p)
+		b, _ := many.Note(p)
+		if a.inHash != b.inHash {
+			t.Errorf("%s: inbound context differs (%x, %x)", p, a.inHash, b.inHash)
+		}
+		if a.inHash != 0 {
+			linked++
+		}
+	}
+	if linked < 50 {
+		t.Errorf("only %d notes have inbound links", linked)
+	}
+	for _, q := range []string{"alias7", "topic12", "text30"} {
+		if got, want := sortedPaths(search(t, many, Request{Query: q})), sortedPaths(search(t, one, Request{Query: q})); !reflect.DeepEqual(got, want) || len(want) < 2 {
+			t.Errorf("%s: %v, in memory %v", q, got, want)
+		}
+	}
+	entries, _ := os.ReadDir(manyPath)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "linkscan-") {
+			t.Errorf("%s left in the index folder", e.Name())
+		}
+	}
+}
+
+// TestSyncWaitsForPersister checks that a bulk sync does not run ahead of
+// the persister by more than maxUnpersisted batches (their segments stay in
+// memory until persisted).
+func TestSyncWaitsForPersister(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("note %02d.md", i)] = fmt.Sprintf("# Note %d\nword%d\n", i, i)
+	}
+	dir := writeVault(t, files)
+	ix, _ := openDisk(t, dir, filepath.Join(t.TempDir(), "idx")) // 20 batches of 3
+	if n := ix.persistWaits.Load(); n < 20-maxUnpersisted-1 {
+		t.Errorf("the writer waited for the persister %d times in 20 batches", n)
+	}
+	if ix.Count() != 60 {
+		t.Errorf("%d notes", ix.Count())
 	}
 }

@@ -95,6 +95,18 @@ func (o *Opening) result() (*Service, error) {
 	return o.s, nil
 }
 
+// Index is the index being opened: it may be searched while the first
+// reconcile runs (it holds the notes written so far).
+func (o *Opening) Index() *search.Index { return o.s.Index() }
+
+// Progress is how far the reconcile with the disk is: notes done of total
+// (0, 0 before it has counted them).
+func (o *Opening) Progress() (done, total int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.progDone, o.progTotal
+}
+
 // Done is closed when the open has ended, well or not.
 func (o *Opening) Done() <-chan struct{} { return o.done }
 

@@ -37,6 +37,16 @@ var mdParser = goldmark.DefaultParser()
 // milliseconds); a faster non-cryptographic hash would need a new module
 // for no measurable gain next to parsing and indexing.
 func Parse(path string, content []byte, modTime time.Time, chunkSize int) *Note {
+	return parse(path, content, modTime, chunkSize, true)
+}
+
+// ParseForIndex is Parse without the chunks (Note.Chunks is nil), which a
+// search index does not need.
+func ParseForIndex(path string, content []byte, modTime time.Time) *Note {
+	return parse(path, content, modTime, 0, false)
+}
+
+func parse(path string, content []byte, modTime time.Time, chunkSize int, chunks bool) *Note {
 	if chunkSize <= 0 {
 		chunkSize = DefaultChunkSize
 	}
@@ -98,7 +108,9 @@ func Parse(path string, content []byte, modTime time.Time, chunkSize int) *Note 
 	}
 	n.Headings = b.headings
 	n.Links = b.links
-	n.Chunks = chunk(n.Body, b.sections, bodyLine, chunkSize)
+	if chunks {
+		n.Chunks = chunk(n.Body, b.sections, bodyLine, chunkSize)
+	}
 	n.Cut = cut
 	return n
 }

@@ -321,3 +321,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseForIndex(t *testing.T) {
+	content := []byte("---\ntitle: T\ntags: [a]\n---\n# H\nbody [[link]] #tag\n\n## Two\nmore text\n")
+	mt := time.Unix(1700000000, 0)
+	full, idx := Parse("x/n.md", content, mt, 0), ParseForIndex("x/n.md", content, mt)
+	if len(full.Chunks) == 0 || idx.Chunks != nil {
+		t.Fatalf("chunks: Parse %d, ParseForIndex %v", len(full.Chunks), idx.Chunks)
+	}
+	full.Chunks = nil
+	if !reflect.DeepEqual(full, idx) {
+		t.Errorf("ParseForIndex = %+v\nParse = %+v", idx, full)
+	}
+}

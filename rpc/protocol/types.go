@@ -143,6 +143,9 @@ type StatusResult struct {
 	Watching bool `json:"watching"`
 	// LastIndexedAt is epoch milliseconds; 0 when never.
 	LastIndexedAt int64 `json:"lastIndexedAt"`
+	// Progress is how far the first index is, while initialize builds it
+	// (notes done of total).
+	Progress *IndexProgressParams `json:"progress,omitempty"`
 }
 
 // ReindexParams are the params of vault/reindex.

@@ -1,5 +1,8 @@
 // Command benchmedian reads `go test -bench` output and prints, for every
 // benchmark and metric, the median over the runs and the number of runs.
+// A benchmark BenchmarkX run in turn with a baseline BenchmarkFTS5X (see
+// scripts/bench.sh) also gets the median of its s/index over the
+// baseline's, pair by pair (the i-th run of each).
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 func main() {
 	type key struct{ bench, unit string }
 	values := map[key][]float64{}
+	runs := map[key][]float64{} // in the order read (values is sorted)
 	var order []key
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
@@ -35,6 +39,7 @@ func main() {
 				order = append(order, k)
 			}
 			values[k] = append(values[k], v)
+			runs[k] = append(runs[k], v)
 		}
 	}
 	for _, k := range order {
@@ -46,4 +51,27 @@ func main() {
 		}
 		fmt.Printf("%-32s %14.3f %-12s (n=%d)\n", k.bench, med, k.unit, len(v))
 	}
+	for _, k := range order {
+		if k.unit != "s/index" || strings.HasPrefix(k.bench, "BenchmarkFTS5") {
+			continue
+		}
+		a, b := runs[k], runs[key{"BenchmarkFTS5" + strings.TrimPrefix(k.bench, "Benchmark"), k.unit}]
+		n := min(len(a), len(b))
+		if n == 0 {
+			continue
+		}
+		r := make([]float64, n)
+		for i := range r {
+			r[i] = a[i] / b[i]
+		}
+		fmt.Printf("%-32s %14.3f %-12s (n=%d pairs)\n", k.bench, median(r), "x FTS5 time", n)
+	}
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	if len(v)%2 == 0 {
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return v[len(v)/2]
 }
