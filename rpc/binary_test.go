@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -123,6 +124,22 @@ func TestBinary(t *testing.T) {
 		s.Close()
 		if err := s.Wait(ctxT(t)); exitCode(err) != 0 {
 			t.Fatalf("exit status after EOF: %v\n%s", err, s.Stderr())
+		}
+	})
+
+	// printf '{...initialize...}\n' | vault-agent serve --codec line: the
+	// input ends while initialize runs.
+	t.Run("stdin EOF during initialize ends cleanly", func(t *testing.T) {
+		s := rpctest.StartBinary(t, bin, "line", "serve", "--codec", "line", "--index", filepath.Join(t.TempDir(), "idx"))
+		if _, err := s.Start("initialize", map[string]any{"vault": fixtureVault}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if err := s.Wait(ctxT(t)); exitCode(err) != 0 {
+			t.Fatalf("exit status after EOF: %v\n%s", err, s.Stderr())
+		}
+		if strings.Contains(s.Stderr(), "level=WARN") || strings.Contains(s.Stderr(), "level=ERROR") {
+			t.Errorf("a clean EOF logged a warning or an error:\n%s", s.Stderr())
 		}
 	})
 

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -176,7 +177,13 @@ func asyncHandler(q *asyncQueue, next handlerFunc) handlerFunc {
 				releaseFn()
 			}
 			if err := next(ctx, reply, req); err != nil {
-				q.log.Warn("reply failed", "method", req.Method, "error", err)
+				if errors.Is(err, jsonrpc2.ErrClosed) {
+					// The host closed the connection (EOF, exit) while the
+					// request ran: there is nobody left to answer.
+					q.log.Debug("reply not sent: the connection is closed", "method", req.Method)
+				} else {
+					q.log.Warn("reply failed", "method", req.Method, "error", err)
+				}
 			}
 		}()
 		return nil
@@ -185,8 +192,9 @@ func asyncHandler(q *asyncQueue, next handlerFunc) handlerFunc {
 
 // mustReplyHandler makes sure every request gets exactly one reply, and
 // turns a panic in a handler into a -32603 reply so the server keeps
-// serving.
-func mustReplyHandler(log *slog.Logger, next handlerFunc) handlerFunc {
+// serving. Every recovered panic is counted in panics: it is a bug, and
+// tests fail on it (Server.Panics).
+func mustReplyHandler(log *slog.Logger, panics *atomic.Int64, next handlerFunc) handlerFunc {
 	return func(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) (err error) {
 		var replied atomic.Bool
 		once := func(ctx context.Context, result any, rerr error) error {
@@ -198,6 +206,7 @@ func mustReplyHandler(log *slog.Logger, next handlerFunc) handlerFunc {
 		}
 		defer func() {
 			if p := recover(); p != nil {
+				panics.Add(1)
 				log.Error("panic in handler", "method", req.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				err = once(ctx, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError,
 					Message: fmt.Sprintf("%s: internal error: the handler panicked: %v", req.Method, p)})

@@ -77,6 +77,8 @@ type Server struct {
 	client protocol.Client
 
 	served atomic.Bool
+	// panics counts the handler panics recovered (see Panics).
+	panics atomic.Int64
 
 	// serveCtx lives as long as Serve; runsCtx, the context of every agent
 	// run, derives from it until shutdown. Both are set before the
@@ -172,7 +174,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	chain := cancelHandler(&s.cancels, s.log,
 		asyncHandler(&s.queue,
-			mustReplyHandler(s.log, s.dispatch)))
+			mustReplyHandler(s.log, &s.panics, s.dispatch)))
 
 	s.host.start()
 	conn := jsonrpc2.NewConn(serveCtx, st, &connHandler{chain: chain, log: s.log},
@@ -211,6 +213,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.closeResources()
 	return result
 }
+
+// Panics returns how many panics in handlers were recovered so far. The
+// server answers such a request with -32603 and keeps serving, but a panic
+// is always a bug: tests assert that this stays zero.
+func (s *Server) Panics() int64 { return s.panics.Load() }
 
 // closeResources closes the open vault: its agent, watcher and index.
 func (s *Server) closeResources() {
