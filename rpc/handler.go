@@ -54,8 +54,18 @@ func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 
 // inflight is one request that $/cancelRequest can cancel.
 type inflight struct {
+	method    string
 	cancel    context.CancelFunc
 	cancelled atomic.Bool
+	// done is closed once the request's reply was written (or could not
+	// be): shutdown waits on it for the requests received before it.
+	done chan struct{}
+}
+
+// stop cancels the request; it is answered with -32800.
+func (fl *inflight) stop() {
+	fl.cancelled.Store(true)
+	fl.cancel()
 }
 
 // canceller tracks in-flight requests by id.
@@ -71,9 +81,28 @@ func (c *canceller) cancel(id jsonrpc2.ID) bool {
 	if fl == nil {
 		return false
 	}
-	fl.cancelled.Store(true)
-	fl.cancel()
+	fl.stop()
 	return true
+}
+
+// inFlight returns the requests in flight now.
+func (c *canceller) inFlight() []*inflight {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*inflight, 0, len(c.requests))
+	for _, fl := range c.requests {
+		out = append(out, fl)
+	}
+	return out
+}
+
+type priorRequestsKey struct{}
+
+// priorRequests returns the requests that were in flight when the request
+// of ctx (shutdown) arrived.
+func priorRequests(ctx context.Context) []*inflight {
+	prior, _ := ctx.Value(priorRequestsKey{}).([]*inflight)
+	return prior
 }
 
 // cancelHandler handles $/cancelRequest before the queue, so that a cancel
@@ -98,8 +127,13 @@ func cancelHandler(c *canceller, log *slog.Logger, next handlerFunc) handlerFunc
 		if req.Notif {
 			return next(ctx, reply, req)
 		}
+		if req.Method == protocol.MethodShutdown {
+			// Taken on the read loop, so it holds exactly the requests
+			// received before shutdown.
+			ctx = context.WithValue(ctx, priorRequestsKey{}, c.inFlight())
+		}
 		ctx, cancel := context.WithCancel(ctx)
-		fl := &inflight{cancel: cancel}
+		fl := &inflight{method: req.Method, cancel: cancel, done: make(chan struct{})}
 		c.mu.Lock()
 		if _, dup := c.requests[req.ID]; dup {
 			c.mu.Unlock()
@@ -115,6 +149,7 @@ func cancelHandler(c *canceller, log *slog.Logger, next handlerFunc) handlerFunc
 				delete(c.requests, req.ID)
 			}
 			c.mu.Unlock()
+			defer close(fl.done)
 			defer cancel()
 			if fl.cancelled.Load() {
 				err = cancelledError(req.Method, result)

@@ -372,15 +372,50 @@ func unknownFields(ctx context.Context) []string {
 	return nil
 }
 
-// Shutdown stops every run and refuses later requests.
+// Shutdown stops every run, refuses later requests, and replies once every
+// request received before it has been answered: runs end stopped, an
+// initialize in progress is cancelled (-32800), and the rest finish, or are
+// cancelled once ShutdownTimeout has passed.
 func (s *Server) Shutdown(ctx context.Context, _ *protocol.NoParams) (*protocol.Null, error) {
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.gotShutdown = true
 	s.mu.Unlock()
-	s.stopRuns()
 	s.log.Info("shutdown received")
+	prior := priorRequests(ctx)
+	for _, fl := range prior {
+		if fl.method == protocol.MethodInitialize {
+			fl.stop() // its vault would be closed at once anyway
+		}
+	}
+	s.stopRuns()
+	if !s.awaitRequests(ctx, prior, s.cfg.ShutdownTimeout) {
+		s.log.Warn("requests still running at shutdown after the timeout; cancelling them", "timeout", s.cfg.ShutdownTimeout)
+		for _, fl := range prior {
+			fl.stop()
+		}
+		if !s.awaitRequests(ctx, prior, s.cfg.ShutdownTimeout) {
+			s.log.Error("requests still running after being cancelled; replying to shutdown anyway")
+		}
+	}
 	return nil, nil
+}
+
+// awaitRequests waits until every request of reqs has been answered, for
+// at most d or until ctx is done. It reports whether they all were.
+func (s *Server) awaitRequests(ctx context.Context, reqs []*inflight, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, fl := range reqs {
+		select {
+		case <-fl.done:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // Exit ends Serve.

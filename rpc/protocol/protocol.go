@@ -126,7 +126,7 @@ var Methods = []Method{
 	method(MethodInitialize, Server.Initialize, Method{Slow: true, Lenient: true,
 		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error."}),
 	method(MethodShutdown, Server.Shutdown, Method{
-		Doc: "Stops every run and refuses later requests (code -32600). Answers null. Follow with exit."}),
+		Doc: "Stops every run and refuses later requests (code -32600). Answers null once every request received before it has been answered: runs end with stop reason stopped, an initialize still running is cancelled (-32800), other requests finish (or are cancelled after the shutdown timeout). Follow with exit."}),
 	method(MethodExit, Server.Exit, Method{Notification: true,
 		Doc: "Ends the process: exit status 0 after shutdown, 1 without it."}),
 	{Name: MethodCancelRequest, Params: reflect.TypeFor[CancelParams](), Notification: true,
