@@ -50,6 +50,10 @@ type Config struct {
 	// InMemoryIndex keeps the index in memory instead of on disk (tests,
 	// benchmarks).
 	InMemoryIndex bool
+	// LockWait is how long initialize waits for an index that another
+	// process holds (a host restarting the sidecar) before refusing
+	// (default 5s; negative: no wait).
+	LockWait time.Duration
 	// ShutdownTimeout bounds how long Serve waits for handlers and runs
 	// to finish once the connection ends (default 10s).
 	ShutdownTimeout time.Duration
@@ -121,6 +125,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	switch {
+	case cfg.LockWait == 0:
+		cfg.LockWait = 5 * time.Second
+	case cfg.LockWait < 0:
+		cfg.LockWait = 0
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second

@@ -224,7 +224,7 @@ func (ix *Index) checkPath(p string) (string, error) {
 	}
 	realIdx, realRoot := evalExisting(abs), evalExisting(root)
 	if rel, err := filepath.Rel(realRoot, realIdx); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("index path %s is inside the vault %s: the vault is read-only, choose a directory outside it", abs, root)
+		return "", fmt.Errorf("%w: index path %s is inside the vault %s: the vault is read-only, choose a directory outside it", ErrIndexInVault, abs, root)
 	}
 	entries, err := os.ReadDir(abs)
 	if err == nil && len(entries) > 0 {

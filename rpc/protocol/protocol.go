@@ -124,7 +124,7 @@ func method[P, R any](name string, h func(Server, context.Context, *P) (*R, erro
 // Methods is the protocol, in the order PROTOCOL.md lists it.
 var Methods = []Method{
 	method(MethodInitialize, Server.Initialize, Method{Slow: true, Lenient: true,
-		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error."}),
+		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error. An index that another process holds (a sidecar being restarted) is waited for up to 5 s, then refused with -32603 \"index in use by another process\"; an index inside the vault is refused with -32602 \"index must be outside the vault\". A failed initialize leaves nothing open and may be retried."}),
 	method(MethodShutdown, Server.Shutdown, Method{
 		Doc: "Stops every run and refuses later requests (code -32600). Answers null once every request received before it has been answered: runs end with stop reason stopped, an initialize still running is cancelled (-32800), other requests finish (or are cancelled after the shutdown timeout). Follow with exit."}),
 	method(MethodExit, Server.Exit, Method{Notification: true,
