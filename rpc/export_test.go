@@ -6,3 +6,9 @@ import "context"
 func SetTestHook(s *Server, fn func(ctx context.Context, method string) (any, error)) {
 	s.testHook = fn
 }
+
+// SetBeforeCall installs a function called before each method of the
+// protocol table runs (tests only).
+func SetBeforeCall(s *Server, fn func(ctx context.Context, method string)) {
+	s.beforeCall = fn
+}

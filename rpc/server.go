@@ -108,6 +108,9 @@ type Server struct {
 	// testHook, when set, is called by dispatch for methods whose name
 	// starts with "test/" (tests only: panics, slow quick requests).
 	testHook func(ctx context.Context, method string) (any, error)
+	// beforeCall, when set, is called by dispatch before a method of the
+	// table runs (tests only: a slow work method).
+	beforeCall func(ctx context.Context, method string)
 }
 
 var _ protocol.Server = (*Server)(nil)
@@ -361,6 +364,9 @@ func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Re
 		}
 	}
 	if known && m.Handled() {
+		if s.beforeCall != nil {
+			s.beforeCall(ctx, req.Method)
+		}
 		res, err := m.Call(ctx, s, decode)
 		return reply(ctx, res, err)
 	}

@@ -72,7 +72,10 @@ type Method struct {
 	// Notification marks host -> sidecar notifications (no reply).
 	Notification bool
 	// Slow methods run concurrently with everything after them; the rest
-	// run in arrival order.
+	// run in arrival order. Every method that does work on the vault (reads
+	// a note, searches, indexes, runs the agent) is slow, so that the
+	// control methods after it (vault/status, agent/stop, agent/input,
+	// shutdown) are answered while it runs.
 	Slow bool
 	// Lenient methods accept unknown params, reporting them instead of
 	// refusing the request (initialize, which LSP clients send with more).
@@ -133,7 +136,7 @@ var Methods = []Method{
 		Doc: "Cancels an in-flight request; its reply has code -32800. On agent/run it stops the run (stop reason stopped) and the error's data holds the run's result."},
 	method(MethodVaultSearch, Server.Search, Method{Slow: true,
 		Doc: "Ranked search over the vault. Query language: free terms, \"phrase\", -term, tag:#x, path:folder/, file:name, OR."}),
-	method(MethodVaultReadNote, Server.ReadNote, Method{
+	method(MethodVaultReadNote, Server.ReadNote, Method{Slow: true,
 		Doc: "One chunk of a note, the same shape as the agent's readNote tool. The path may be what a person types: exact path, without .md, [[wikilink]], basename, path tail."}),
 	method(MethodVaultStatus, Server.Status, Method{
 		Doc: "Index status."}),
