@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/rpc/protocol"
 )
 
@@ -28,6 +29,9 @@ type replyFunc func(ctx context.Context, result any, err error) error
 // block; everything after asyncHandler runs on a goroutine per message.
 type handlerFunc func(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) error
 
+// maxErrorRunes caps the message of an error reply.
+const maxErrorRunes = protocol.MaxErrorMessageRunes
+
 // connHandler adapts a handlerFunc chain to jsonrpc2.Handler. Its Handle
 // runs on the read loop.
 type connHandler struct {
@@ -43,7 +47,10 @@ func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 		// The reply must go out even when the request was cancelled.
 		ctx = context.WithoutCancel(ctx)
 		if err != nil {
-			return conn.ReplyWithError(ctx, req.ID, toRPCError(req.Method, err))
+			e := toRPCError(req.Method, err)
+			// An error may echo its input (a 15 MiB path): cut it.
+			e.Message = truncate.Runes(e.Message, maxErrorRunes)
+			return conn.ReplyWithError(ctx, req.ID, e)
 		}
 		return conn.Reply(ctx, req.ID, result)
 	}

@@ -40,6 +40,14 @@ const (
 // configured otherwise.
 const DefaultMaxMessageBytes = 16 << 20
 
+// MaxNestingDepth is how deeply a message may nest objects and arrays; a
+// deeper one is refused with -32600 "too deep" before it is decoded.
+const MaxNestingDepth = 512
+
+// MaxErrorMessageRunes caps the message of an error reply: an error that
+// echoes its input (a huge path) is cut.
+const MaxErrorMessageRunes = 1000
+
 // Server is what the sidecar answers: one typed method per request and
 // host notification, shaped func(ctx, *Params) (*Result, error). A result
 // returned with an error rides along with it (agent/run's partial result
