@@ -93,3 +93,32 @@ func TestInitializeIndexInsideVault(t *testing.T) {
 	}
 	initialize(t, s, map[string]any{"vault": v, "index": filepath.Join(t.TempDir(), "index")})
 }
+
+// TestIndexCreated: initialize says when the index was new (created), apart
+// from an existing index rebuilt (rebuilt and its reason) or reused.
+func TestIndexCreated(t *testing.T) {
+	noLeaks(t)
+	indexDir := filepath.Join(t.TempDir(), "index")
+	first := rpctest.StartInProcessWith(t, rpc.Config{})
+	res := initialize(t, first, map[string]any{"index": indexDir})
+	if !res.Index.Created || res.Index.Rebuilt || res.Index.Notes == 0 {
+		t.Errorf("a first start: index = %+v, want created, not rebuilt", res.Index)
+	}
+	first.Close()
+	first.Wait(ctxT(t))
+
+	again := rpctest.StartInProcessWith(t, rpc.Config{})
+	res = initialize(t, again, map[string]any{"index": indexDir})
+	if res.Index.Created || res.Index.Rebuilt {
+		t.Errorf("a second start: index = %+v, want neither created nor rebuilt", res.Index)
+	}
+	again.Close()
+	again.Wait(ctxT(t))
+
+	// An index of another vault at the same place is rebuilt, not created.
+	other := rpctest.StartInProcessWith(t, rpc.Config{})
+	res = initialize(t, other, map[string]any{"vault": fixture.Copy(t), "index": indexDir})
+	if res.Index.Created || !res.Index.Rebuilt || res.Index.Reason == "" {
+		t.Errorf("another vault: index = %+v, want rebuilt with a reason", res.Index)
+	}
+}

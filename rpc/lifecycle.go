@@ -128,7 +128,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 	}
 	synced := svc.Synced()
 	s.log.Info("initialized", "host", strings.TrimSpace(name), "vault", root, "index", svc.IndexPath(),
-		"notes", svc.Index().Count(), "rebuilt", synced.Rebuilt, "took", time.Since(start))
+		"notes", svc.Index().Count(), "created", svc.Index().Created(), "rebuilt", synced.Rebuilt, "took", time.Since(start))
 
 	res := &protocol.InitializeResult{
 		ServerInfo: protocol.ServerInfo{Name: "vault-agent", Version: s.cfg.Version},
@@ -146,6 +146,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 			TookMs:  millis(time.Since(start)),
 			Rebuilt: synced.Rebuilt,
 			Reason:  synced.Reason,
+			Created: svc.Index().Created(),
 		},
 		UnknownSettings: unknown,
 	}

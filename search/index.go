@@ -100,6 +100,7 @@ type Index struct {
 	// writeMu serializes everything that writes to the index.
 	writeMu       sync.Mutex
 	pendingReason string // set by Open: the next Sync rebuilds, saying why
+	created       bool   // set by Open: there was no index, a new one was made
 	lastPersist   chan error
 
 	// mu guards the metadata cache.
@@ -184,6 +185,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 			return nil, fmt.Errorf("create in-memory index: %w", err)
 		}
 		ix.idx = idx
+		ix.created = true
 		if err := ix.writeStamp(); err != nil {
 			idx.Close()
 			return nil, err
@@ -294,9 +296,17 @@ func (ix *Index) openOrCreate(ctx context.Context) error {
 	if reason != "" {
 		ix.log.Warn("rebuilding index", "path", ix.path, "reason", reason)
 		ix.pendingReason = reason
+	} else {
+		ix.created = true
 	}
 	return ix.create()
 }
+
+// Created reports whether Open found no index at its path (or was asked for
+// one in memory) and made a new, empty one, which the first Sync fills. An
+// index that existed but had to be rebuilt is not created: its first Sync
+// reports Rebuilt and the reason instead.
+func (ix *Index) Created() bool { return ix.created }
 
 // openExisting opens the index on disk and checks it. A non-empty why means
 // the index must be rebuilt; err is only for conditions a rebuild cannot fix.

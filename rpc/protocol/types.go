@@ -75,9 +75,14 @@ type IndexInfo struct {
 	Notes int `json:"notes"`
 	// TookMs is how long opening and reconciling took.
 	TookMs float64 `json:"tookMs"`
-	// Rebuilt is true when the index was built from scratch; Reason says why.
+	// Rebuilt is true when an existing index had to be built again from
+	// scratch (corrupt, another schema or vault, a full reindex asked);
+	// Reason says why. It is false for a new index: see Created.
 	Rebuilt bool   `json:"rebuilt"`
 	Reason  string `json:"reason,omitempty"`
+	// Created is true when there was no index yet (a first start on this
+	// vault, or an index in memory) and every note was indexed anew.
+	Created bool `json:"created"`
 }
 
 // CancelParams are the params of $/cancelRequest.
