@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"reflect"
+	"time"
 )
 
 //go:generate go test -run TestProtocolDoc -update
@@ -39,6 +40,11 @@ const (
 // DefaultMaxMessageBytes is the largest message the sidecar accepts unless
 // configured otherwise.
 const DefaultMaxMessageBytes = 16 << 20
+
+// AnswerUpdateInterval is the shortest gap between two agent/message
+// notifications of a run that differ only in the answer: a streamed answer
+// is coalesced so that a host re-renders at most about 20 times a second.
+const AnswerUpdateInterval = 50 * time.Millisecond
 
 // MaxNestingDepth is how deeply a message may nest objects and arrays; a
 // deeper one is refused with -32600 "too deep" before it is decoded.
@@ -200,7 +206,19 @@ type Notification struct {
 // lists them.
 var Notifications = []Notification{
 	{Name: NotifyAgentMessage, Params: reflect.TypeFor[AgentMessageParams](),
-		Doc: "The whole current chat message of a run (reasoning marker, then the answer so far); each one replaces the previous. Parse the marker with /<!--AGENT_REASONING:(\\w+):(\\d+):(.+?)-->/ and JSON.parse the third group."},
+		Doc: "The whole current chat message of a run; each one replaces the previous. It starts with the reasoning marker " +
+			"`<!--AGENT_REASONING:STATUS:SECONDS:STEPS-->`: parse it with /<!--AGENT_REASONING:(\\w+):(\\d+):(.+?)-->/. " +
+			"Group 1 is the status: `reasoning` (steps are coming; only the last `reasoningWindow` steps are shown), " +
+			"`collapsed` (the answer is streaming; every step is shown) or `complete` (the run ended; this is the last message). " +
+			"Group 2 is the whole seconds elapsed since the run started. Group 3 is a JSON array of step strings: JSON.parse it " +
+			"(it never contains `-->`). When there is text after the marker, a blank line (`\\n\\n`) separates them: the answer " +
+			"so far, then, for a run that did not end with an answer, a note saying how it ended. That text is why the final " +
+			"content minus its marker can differ from the result's `answer` (see AgentRunResult).\n\n" +
+			"Rate: a message is sent only when the content changed. A change of the marker (a new step, the status, the elapsed " +
+			"second, at most about one per second while reasoning) is sent at once. A change of the answer alone is coalesced: " +
+			"at most one message per 50 ms, carrying the newest content, so a host re-renders at most about 20 times a second " +
+			"while an answer streams. The last message of a run is always its exact final content, the same as agent/run's " +
+			"`content`."},
 	{Name: NotifyAgentUpdate, Params: reflect.TypeFor[AgentUpdateParams](),
 		Doc: "A typed per-phase event of a run."},
 	{Name: NotifyIndexProgress, Params: reflect.TypeFor[IndexProgressParams](),

@@ -4,9 +4,9 @@ import "encoding/json"
 
 // InitializeParams are the params of initialize.
 type InitializeParams struct {
-	// Vault is the vault folder. Optional when the sidecar was started with
-	// --vault.
-	Vault string `json:"vault"`
+	// Vault is the vault folder. One of vault, rootUri or rootPath is
+	// needed, unless the sidecar was started with --vault.
+	Vault string `json:"vault,omitempty"`
 	// RootURI (a file:// URI) and RootPath are accepted instead of Vault,
 	// as an LSP client sends them.
 	RootURI  string `json:"rootUri,omitempty"`
@@ -165,9 +165,16 @@ type AgentRunParams struct {
 
 // AgentRunResult is the result of agent/run.
 type AgentRunResult struct {
-	RunID  string `json:"runId"`
+	RunID string `json:"runId"`
+	// Answer is the run's final answer as the model gave it ("" when the
+	// run ended without one). Content minus its marker may differ: it has
+	// the answer's leading blank lines dropped and, for a run that did not
+	// end with an answer, a note saying how it ended ("Stopped by user.",
+	// "Reached the maximum of 8 iterations.", "Error: ...").
 	Answer string `json:"answer"`
-	// Content is the final whole message: reasoning marker, then the answer.
+	// Content is the final whole message: the complete reasoning marker,
+	// then "\n\n" and the text shown (see agent/message). It is also the
+	// content of the run's last agent/message.
 	Content string `json:"content"`
 	// StopReason is final_answer, max_iterations, timeout, stopped,
 	// await_user_input or error.
