@@ -3,6 +3,7 @@ package rpc
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,8 +226,9 @@ func tooDeep(b []byte, max int) bool {
 }
 
 // nullIDPrefix starts the stand-in id of a request whose id is null. The NUL
-// byte keeps it apart from any id a host would choose.
-const nullIDPrefix = "\x00null-id:"
+// byte and a random token per process keep it apart from any id a host
+// would choose.
+var nullIDPrefix = "\x00null-id-" + rand.Text()[:12] + ":"
 
 var nullIDs atomic.Uint64
 
@@ -251,7 +253,7 @@ func withStandInID(msg *[]byte, id string) *frameError {
 // restoreNullID turns the stand-in id of a reply (withStandInID) back into
 // null. jsonrpc2 writes a response's id first.
 func restoreNullID(data []byte) []byte {
-	const start = `{"id":"\u0000null-id:`
+	start := `{"id":"\u0000` + nullIDPrefix[1:]
 	if !bytes.HasPrefix(data, []byte(start)) {
 		return data
 	}
