@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-// mdRef names a project document (DESIGN.md, docs/ARCHITECTURE.md): an
+// mdRef names a project document (PROTOCOL.md, docs/ARCHITECTURE.md): an
 // upper-case markdown file name, unlike the note paths of tests and examples.
 var mdRef = regexp.MustCompile(`(?:^|[^-\w])([A-Z][A-Z0-9_]{2,}\.md)\b`)
 
 // TestDocsCiteOnlyTheRepository: the documentation and the code comments
 // stand on their own: every markdown file they name is in the repository
-// (a reader cannot follow "DESIGN.md §7" to a file that is not there).
+// (a reader cannot follow a section of a design note kept elsewhere).
 func TestDocsCiteOnlyTheRepository(t *testing.T) {
 	out, err := exec.Command("git", "-C", "../..", "ls-files", "-z").Output()
 	if err != nil {
