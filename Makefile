@@ -3,7 +3,7 @@ GO       ?= go
 BIN      ?= bin/vault-agent
 NODE_DIRS := examples/node-client examples/acp-client examples/mcp-client
 
-.PHONY: build test test-go node-deps bench eval lint fmt clean
+.PHONY: build test test-go fuzz node-deps bench eval lint fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vault-agent
@@ -15,6 +15,23 @@ build:
 test: node-deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	$(MAKE) fuzz
+
+# Fuzzing: each target below runs for FUZZTIME on its own (go test fuzzes one
+# target per run), after its seed corpus. `make test` runs them all, about
+# 40 s of fuzzing; a failing input is saved under the package's
+# testdata/fuzz/ and fails the target. The targets: the JSON-RPC framing,
+# every handler on arbitrary params (no panic, one reply each), the markdown
+# parser (seeded with the inputs that were quadratic) and the query parser.
+FUZZTIME     ?= 10s
+FUZZ_TARGETS ?= rpc:FuzzStream rpc:FuzzHandlers vault:FuzzParse search:FuzzParseQuery
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz $$name (./$$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) ./$$pkg || exit 1; \
+	done
 
 test-go:
 	$(GO) test -count=1 ./...

@@ -43,6 +43,13 @@ type Config struct {
 	// Ticks, when set, replaces the Observer's time.Ticker (for tests and
 	// for hosts that already own a timer).
 	Ticks <-chan time.Time
+	// AnswerInterval, when positive, coalesces the Observer's answer
+	// updates: a change of the answer alone (the marker unchanged) is
+	// published at most once per interval, the newest content at the end of
+	// it; a change of the marker (a step, the status, the elapsed second)
+	// and the run's end are published at once, with the answer so far. Zero
+	// publishes every change.
+	AnswerInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -254,10 +261,16 @@ func (b *Block) markerLocked() string {
 // answer so far and/or the ending note when there is any. An idle block's
 // content is "".
 func (b *Block) Content() string {
+	c, _ := b.contentAndMarker()
+	return c
+}
+
+// contentAndMarker returns Content and Marker as of the same moment.
+func (b *Block) contentAndMarker() (content, marker string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.status == StatusIdle {
-		return ""
+		return "", ""
 	}
 	var parts []string
 	// Leading newlines of the model's answer would only widen the gap
@@ -270,7 +283,7 @@ func (b *Block) Content() string {
 	}
 	m := b.markerLocked()
 	if len(parts) == 0 {
-		return m
+		return m, m
 	}
-	return m + "\n\n" + strings.Join(parts, "\n\n")
+	return m + "\n\n" + strings.Join(parts, "\n\n"), m
 }

@@ -23,8 +23,13 @@ type Observer struct {
 	cfg   Config
 	block *Block
 
-	pubMu sync.Mutex // serializes Publish; guards last
-	last  string
+	pubMu      sync.Mutex // serializes Publish; guards the fields below
+	last       string     // the content last published
+	lastMarker string     // its marker
+	lastSent   time.Time  // when (Config.Now)
+	pending    bool       // an answer update is held back (AnswerInterval)
+	flush      *time.Timer
+	pubStopped bool // Stop was called: nothing is published after it
 
 	mu            sync.Mutex // serializes event application; guards the fields below
 	streamed      bool       // answer deltas arrived that no later event disowned
@@ -102,8 +107,9 @@ func (o *Observer) loop(ctx context.Context, ticks <-chan time.Time, stopTicker 
 	}
 }
 
-// Stop ends the timer goroutine and waits for it to exit. It is safe to
-// call more than once, and without Start.
+// Stop ends the timer goroutine and waits for it to exit, publishes an
+// answer update still held back (AnswerInterval), and publishes nothing
+// after it. It is safe to call more than once, and without Start.
 func (o *Observer) Stop() {
 	o.tickMu.Lock()
 	stop, done := o.stop, o.done
@@ -118,21 +124,66 @@ func (o *Observer) Stop() {
 	if done != nil {
 		<-done
 	}
+	// An answer update still held back goes out now: the last content
+	// published is always the newest.
+	o.pubMu.Lock()
+	if o.pending {
+		o.publishLocked(true)
+	}
+	if o.flush != nil {
+		o.flush.Stop()
+		o.flush = nil
+	}
+	o.pubStopped = true
+	o.pubMu.Unlock()
 }
 
-// publish sends the content if it changed since the last publish. Rendering
-// happens under pubMu so a slower caller can never publish stale content
-// after a newer one.
+// publish sends the content if it changed since the last publish, holding
+// back a change of the answer alone within AnswerInterval of the previous
+// publish (a timer sends the newest content at the end of the interval).
+// Rendering happens under pubMu so a slower caller can never publish stale
+// content after a newer one.
 func (o *Observer) publish() {
 	o.pubMu.Lock()
 	defer o.pubMu.Unlock()
-	c := o.block.Content()
-	if c == o.last {
+	o.publishLocked(false)
+}
+
+func (o *Observer) publishLocked(now bool) {
+	if o.pubStopped {
 		return
 	}
-	o.last = c
+	c, m := o.block.contentAndMarker()
+	if c == o.last {
+		o.pending = false
+		return
+	}
+	if iv := o.cfg.AnswerInterval; iv > 0 && !now && o.last != "" && m == o.lastMarker {
+		if wait := iv - o.cfg.Now().Sub(o.lastSent); wait > 0 {
+			o.pending = true
+			if o.flush == nil {
+				o.flush = time.AfterFunc(wait, o.flushPending)
+			}
+			return
+		}
+	}
+	o.last, o.lastMarker, o.lastSent, o.pending = c, m, o.cfg.Now(), false
+	if o.flush != nil {
+		o.flush.Stop()
+		o.flush = nil
+	}
 	if o.cfg.Publish != nil {
 		o.cfg.Publish(c)
+	}
+}
+
+// flushPending publishes an answer update held back by publish.
+func (o *Observer) flushPending() {
+	o.pubMu.Lock()
+	defer o.pubMu.Unlock()
+	o.flush = nil
+	if o.pending {
+		o.publishLocked(true)
 	}
 }
 

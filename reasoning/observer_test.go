@@ -585,3 +585,71 @@ func TestFormatElapsed(t *testing.T) {
 		}
 	}
 }
+
+// With AnswerInterval, a streamed answer is published at most once per
+// interval while the marker stays the same; a step, and the run's end, go
+// out at once, and the last publish is the exact final content.
+func TestObserverCoalescesAnswerUpdates(t *testing.T) {
+	clk := newFakeClock()
+	rec := &recorder{}
+	o := NewObserver(Config{Now: clk.Now, Publish: rec.publish, AnswerInterval: 50 * time.Millisecond})
+	o.Emit(ev(agent.EventRunStarted, agent.RunStartedPayload{}))
+	o.Emit(ev(agent.EventToolInvoked, agent.ToolInvokedPayload{Summary: "search"}))
+	base := len(rec.snapshot())
+	if base != 2 {
+		t.Fatalf("%d publishes for the start and a step, want 2", base)
+	}
+	// 100 deltas within one interval: the first goes out (the marker
+	// changed as the answer began), the rest are held back.
+	for i := range 100 {
+		o.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "word" + string(rune('a'+i%26)) + " "}))
+	}
+	held := len(rec.snapshot()) - base
+	if held > 1 {
+		t.Errorf("%d publishes for 100 answer deltas within one interval, want at most 1", held)
+	}
+	// Past the interval, the next delta goes out.
+	clk.Advance(60 * time.Millisecond)
+	o.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "more "}))
+	if got := len(rec.snapshot()) - base; got != held+1 {
+		t.Errorf("a delta after the interval: %d publishes, want %d", got, held+1)
+	}
+	o.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "tail"}))
+	o.Emit(ev(agent.EventRunTerminated, agent.RunTerminatedPayload{StopReason: agent.StopFinalAnswer, Answer: o.Block().Answer()}))
+	o.Stop()
+	c := rec.snapshot()
+	if c[len(c)-1] != o.Content() {
+		t.Errorf("last publish %q is not the final content %q", c[len(c)-1], o.Content())
+	}
+	if !strings.HasSuffix(o.Content(), "tail") {
+		t.Errorf("final content %q lost the answer's tail", o.Content())
+	}
+}
+
+// A held-back answer update is sent by the timer at the end of the
+// interval, or by Stop, so the host always ends with the newest content.
+func TestObserverFlushesHeldAnswer(t *testing.T) {
+	got := make(chan string, 10)
+	clk := newFakeClock()
+	o := NewObserver(Config{Now: clk.Now, Publish: func(c string) { got <- c }, AnswerInterval: time.Millisecond})
+	o.Emit(ev(agent.EventRunStarted, agent.RunStartedPayload{}))
+	o.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "one "}))
+	o.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "two"})) // held: the fake clock stands still
+	var last string
+	for !strings.HasSuffix(last, "one two") {
+		last = <-got // the timer's flush
+	}
+	o.Stop()
+
+	o2 := NewObserver(Config{Now: clk.Now, Publish: func(c string) { got <- c }, AnswerInterval: time.Hour})
+	o2.Emit(ev(agent.EventRunStarted, agent.RunStartedPayload{}))
+	o2.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "three "}))
+	o2.Emit(ev(agent.EventAnswerDelta, agent.TextPayload{Text: "four"}))
+	o2.Stop()
+	for len(got) > 0 {
+		last = <-got
+	}
+	if !strings.HasSuffix(last, "three four") {
+		t.Errorf("after Stop the last publish is %q, want the held answer", last)
+	}
+}

@@ -57,6 +57,9 @@ func (s *Server) AgentRun(ctx context.Context, p *protocol.AgentRunParams) (*pro
 	obs := reasoning.NewObserver(reasoning.Config{
 		Window:  settings.ReasoningWindow,
 		Planner: settings.RunConfig().Planner,
+		// A streamed answer would otherwise send the whole message again
+		// for every few words.
+		AnswerInterval: protocol.AnswerUpdateInterval,
 		Publish: func(content string) {
 			_ = s.client.AgentMessage(ctx, &protocol.AgentMessageParams{RunID: runID, Content: content})
 		},

@@ -2,10 +2,12 @@ package rpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -123,6 +125,49 @@ func TestBinary(t *testing.T) {
 		s.Close()
 		if err := s.Wait(ctxT(t)); exitCode(err) != 0 {
 			t.Fatalf("exit status after EOF: %v\n%s", err, s.Stderr())
+		}
+	})
+
+	// printf '{...initialize...}\n' | vault-agent serve --codec line: the
+	// input ends while initialize runs.
+	t.Run("stdin EOF during initialize ends cleanly", func(t *testing.T) {
+		s := rpctest.StartBinary(t, bin, "line", "serve", "--codec", "line", "--index", filepath.Join(t.TempDir(), "idx"))
+		if _, err := s.Start("initialize", map[string]any{"vault": fixtureVault}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if err := s.Wait(ctxT(t)); exitCode(err) != 0 {
+			t.Fatalf("exit status after EOF: %v\n%s", err, s.Stderr())
+		}
+		if strings.Contains(s.Stderr(), "level=WARN") || strings.Contains(s.Stderr(), "level=ERROR") {
+			t.Errorf("a clean EOF logged a warning or an error:\n%s", s.Stderr())
+		}
+	})
+
+	// A host reloading closes the old sidecar's stdin and spawns a new one
+	// at once, on the same index: the new one waits for the old one's lock.
+	t.Run("restarted sidecar waits for the old one's lock", func(t *testing.T) {
+		idx := filepath.Join(t.TempDir(), "idx")
+		old := rpctest.StartBinary(t, bin, "header", "serve", "--index", idx)
+		initialize(t, old, nil)
+		s := rpctest.StartBinary(t, bin, "header", "serve", "--index", idx)
+		ctx := ctxT(t)
+		call, err := s.Start("initialize", map[string]any{"vault": fixtureVault})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AwaitNotification(ctx, "window/logMessage", func(p json.RawMessage) bool {
+			return strings.Contains(string(p), "in use by another process")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		old.Close()
+		resp, err := call.Wait(ctx)
+		if err != nil || resp.Error != nil {
+			t.Fatalf("initialize of the restarted sidecar = %+v, %v", resp, err)
+		}
+		if err := old.Wait(ctx); exitCode(err) != 0 {
+			t.Fatalf("old sidecar exit status: %v", err)
 		}
 	})
 

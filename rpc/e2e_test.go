@@ -462,6 +462,7 @@ func TestPanicRecovered(t *testing.T) {
 			return "ok", nil
 		})
 	})
+	s.AllowPanics(1)
 	initialize(t, s, nil)
 	ctx := ctxT(t)
 	wantCode(t, s.Call(ctx, "test/panic", nil, nil), -32603, "test/panic", "panicked")

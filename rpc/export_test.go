@@ -12,3 +12,9 @@ func SetTestHook(s *Server, fn func(ctx context.Context, method string) (any, er
 func SetProgressHook(s *Server, fn func(done, total int)) {
 	s.progressHook = fn
 }
+
+// SetBeforeCall installs a function called before each method of the
+// protocol table runs (tests only).
+func SetBeforeCall(s *Server, fn func(ctx context.Context, method string)) {
+	s.beforeCall = fn
+}

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/rpc/protocol"
 )
 
@@ -27,6 +29,9 @@ type replyFunc func(ctx context.Context, result any, err error) error
 // block; everything after asyncHandler runs on a goroutine per message.
 type handlerFunc func(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) error
 
+// maxErrorRunes caps the message of an error reply.
+const maxErrorRunes = protocol.MaxErrorMessageRunes
+
 // connHandler adapts a handlerFunc chain to jsonrpc2.Handler. Its Handle
 // runs on the read loop.
 type connHandler struct {
@@ -42,7 +47,10 @@ func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 		// The reply must go out even when the request was cancelled.
 		ctx = context.WithoutCancel(ctx)
 		if err != nil {
-			return conn.ReplyWithError(ctx, req.ID, toRPCError(req.Method, err))
+			e := toRPCError(req.Method, err)
+			// An error may echo its input (a 15 MiB path): cut it.
+			e.Message = truncate.Runes(e.Message, maxErrorRunes)
+			return conn.ReplyWithError(ctx, req.ID, e)
 		}
 		return conn.Reply(ctx, req.ID, result)
 	}
@@ -53,8 +61,18 @@ func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 
 // inflight is one request that $/cancelRequest can cancel.
 type inflight struct {
+	method    string
 	cancel    context.CancelFunc
 	cancelled atomic.Bool
+	// done is closed once the request's reply was written (or could not
+	// be): shutdown waits on it for the requests received before it.
+	done chan struct{}
+}
+
+// stop cancels the request; it is answered with -32800.
+func (fl *inflight) stop() {
+	fl.cancelled.Store(true)
+	fl.cancel()
 }
 
 // canceller tracks in-flight requests by id.
@@ -70,9 +88,28 @@ func (c *canceller) cancel(id jsonrpc2.ID) bool {
 	if fl == nil {
 		return false
 	}
-	fl.cancelled.Store(true)
-	fl.cancel()
+	fl.stop()
 	return true
+}
+
+// inFlight returns the requests in flight now.
+func (c *canceller) inFlight() []*inflight {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*inflight, 0, len(c.requests))
+	for _, fl := range c.requests {
+		out = append(out, fl)
+	}
+	return out
+}
+
+type priorRequestsKey struct{}
+
+// priorRequests returns the requests that were in flight when the request
+// of ctx (shutdown) arrived.
+func priorRequests(ctx context.Context) []*inflight {
+	prior, _ := ctx.Value(priorRequestsKey{}).([]*inflight)
+	return prior
 }
 
 // cancelHandler handles $/cancelRequest before the queue, so that a cancel
@@ -97,8 +134,13 @@ func cancelHandler(c *canceller, log *slog.Logger, next handlerFunc) handlerFunc
 		if req.Notif {
 			return next(ctx, reply, req)
 		}
+		if req.Method == protocol.MethodShutdown {
+			// Taken on the read loop, so it holds exactly the requests
+			// received before shutdown.
+			ctx = context.WithValue(ctx, priorRequestsKey{}, c.inFlight())
+		}
 		ctx, cancel := context.WithCancel(ctx)
-		fl := &inflight{cancel: cancel}
+		fl := &inflight{method: req.Method, cancel: cancel, done: make(chan struct{})}
 		c.mu.Lock()
 		if _, dup := c.requests[req.ID]; dup {
 			c.mu.Unlock()
@@ -114,6 +156,7 @@ func cancelHandler(c *canceller, log *slog.Logger, next handlerFunc) handlerFunc
 				delete(c.requests, req.ID)
 			}
 			c.mu.Unlock()
+			defer close(fl.done)
 			defer cancel()
 			if fl.cancelled.Load() {
 				err = cancelledError(req.Method, result)
@@ -176,7 +219,13 @@ func asyncHandler(q *asyncQueue, next handlerFunc) handlerFunc {
 				releaseFn()
 			}
 			if err := next(ctx, reply, req); err != nil {
-				q.log.Warn("reply failed", "method", req.Method, "error", err)
+				if errors.Is(err, jsonrpc2.ErrClosed) {
+					// The host closed the connection (EOF, exit) while the
+					// request ran: there is nobody left to answer.
+					q.log.Debug("reply not sent: the connection is closed", "method", req.Method)
+				} else {
+					q.log.Warn("reply failed", "method", req.Method, "error", err)
+				}
 			}
 		}()
 		return nil
@@ -185,8 +234,9 @@ func asyncHandler(q *asyncQueue, next handlerFunc) handlerFunc {
 
 // mustReplyHandler makes sure every request gets exactly one reply, and
 // turns a panic in a handler into a -32603 reply so the server keeps
-// serving.
-func mustReplyHandler(log *slog.Logger, next handlerFunc) handlerFunc {
+// serving. Every recovered panic is counted in panics: it is a bug, and
+// tests fail on it (Server.Panics).
+func mustReplyHandler(log *slog.Logger, panics *atomic.Int64, next handlerFunc) handlerFunc {
 	return func(ctx context.Context, reply replyFunc, req *jsonrpc2.Request) (err error) {
 		var replied atomic.Bool
 		once := func(ctx context.Context, result any, rerr error) error {
@@ -198,6 +248,7 @@ func mustReplyHandler(log *slog.Logger, next handlerFunc) handlerFunc {
 		}
 		defer func() {
 			if p := recover(); p != nil {
+				panics.Add(1)
 				log.Error("panic in handler", "method", req.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				err = once(ctx, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError,
 					Message: fmt.Sprintf("%s: internal error: the handler panicked: %v", req.Method, p)})

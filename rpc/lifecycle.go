@@ -112,13 +112,14 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 		Watch:         true,
 		Agent:         true,
 		Sessions:      true,
+		LockWait:      s.cfg.LockWait,
 	})
 	var oe *service.OpenError
 	switch {
 	case err == nil:
 		prog.finish(svc.Index().Count())
 	case errors.As(err, &oe):
-		return nil, nil, openError(oe, settings, prog)
+		return nil, nil, openError(oe, root, s.cfg.LockWait, settings, prog)
 	default:
 		return nil, nil, err
 	}
@@ -129,7 +130,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 	}
 	synced := svc.Synced()
 	s.log.Info("initialized", "host", strings.TrimSpace(name), "vault", root, "index", svc.IndexPath(),
-		"notes", svc.Index().Count(), "rebuilt", synced.Rebuilt, "took", time.Since(start))
+		"notes", svc.Index().Count(), "created", svc.Index().Created(), "rebuilt", synced.Rebuilt, "took", time.Since(start))
 
 	res := &protocol.InitializeResult{
 		ServerInfo: protocol.ServerInfo{Name: "vault-agent", Version: s.cfg.Version},
@@ -147,6 +148,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 			TookMs:  millis(time.Since(start)),
 			Rebuilt: synced.Rebuilt,
 			Reason:  synced.Reason,
+			Created: svc.Index().Created(),
 		},
 		UnknownSettings: unknown,
 	}
@@ -155,7 +157,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 
 // openError says which part of opening the vault failed, in the terms of
 // initialize's params.
-func openError(oe *service.OpenError, settings service.Settings, prog *progressReporter) error {
+func openError(oe *service.OpenError, root string, lockWait time.Duration, settings service.Settings, prog *progressReporter) error {
 	const method = protocol.MethodInitialize
 	switch oe.Part {
 	case service.PartModel:
@@ -165,7 +167,10 @@ func openError(oe *service.OpenError, settings service.Settings, prog *progressR
 	case service.PartIndex:
 		if errors.Is(oe.Err, search.ErrLocked) {
 			return &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError,
-				Message: fmt.Sprintf("initialize: the index %s is in use by another vault-agent process; stop it or pass another \"index\" folder", oe.Path)}
+				Message: fmt.Sprintf("initialize: index in use by another process: %s is still locked after waiting %s; stop the other vault-agent or pass another \"index\" folder", oe.Path, lockWait)}
+		}
+		if errors.Is(oe.Err, search.ErrIndexInVault) {
+			return invalidParams("invalid params for %s: index must be outside the vault (the vault is read-only): %s is inside %s; pass a folder outside it, or none for the default", method, oe.Path, root)
 		}
 		if oe.Path == "" {
 			return oe.Err

@@ -50,6 +50,10 @@ type Config struct {
 	// InMemoryIndex keeps the index in memory instead of on disk (tests,
 	// benchmarks).
 	InMemoryIndex bool
+	// LockWait is how long initialize waits for an index that another
+	// process holds (a host restarting the sidecar) before refusing
+	// (default 5s; negative: no wait).
+	LockWait time.Duration
 	// ShutdownTimeout bounds how long Serve waits for handlers and runs
 	// to finish once the connection ends (default 10s).
 	ShutdownTimeout time.Duration
@@ -77,6 +81,8 @@ type Server struct {
 	client protocol.Client
 
 	served atomic.Bool
+	// panics counts the handler panics recovered (see Panics).
+	panics atomic.Int64
 
 	// serveCtx lives as long as Serve; runsCtx, the context of every agent
 	// run, derives from it until shutdown. Both are set before the
@@ -106,6 +112,9 @@ type Server struct {
 	// testHook, when set, is called by dispatch for methods whose name
 	// starts with "test/" (tests only: panics, slow quick requests).
 	testHook func(ctx context.Context, method string) (any, error)
+	// beforeCall, when set, is called by dispatch before a method of the
+	// table runs (tests only: a slow work method).
+	beforeCall func(ctx context.Context, method string)
 }
 
 var _ protocol.Server = (*Server)(nil)
@@ -123,6 +132,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	switch {
+	case cfg.LockWait == 0:
+		cfg.LockWait = 5 * time.Second
+	case cfg.LockWait < 0:
+		cfg.LockWait = 0
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
@@ -176,7 +191,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	chain := cancelHandler(&s.cancels, s.log,
 		asyncHandler(&s.queue,
-			mustReplyHandler(s.log, s.dispatch)))
+			mustReplyHandler(s.log, &s.panics, s.dispatch)))
 
 	s.host.start()
 	conn := jsonrpc2.NewConn(serveCtx, st, &connHandler{chain: chain, log: s.log},
@@ -215,6 +230,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.closeResources()
 	return result
 }
+
+// Panics returns how many panics in handlers were recovered so far. The
+// server answers such a request with -32603 and keeps serving, but a panic
+// is always a bug: tests assert that this stays zero.
+func (s *Server) Panics() int64 { return s.panics.Load() }
 
 // closeResources closes the open vault: its agent, watcher and index.
 func (s *Server) closeResources() {
@@ -351,6 +371,9 @@ func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Re
 		}
 	}
 	if known && m.Handled() {
+		if s.beforeCall != nil {
+			s.beforeCall(ctx, req.Method)
+		}
 		res, err := m.Call(ctx, s, decode)
 		return reply(ctx, res, err)
 	}
@@ -372,15 +395,50 @@ func unknownFields(ctx context.Context) []string {
 	return nil
 }
 
-// Shutdown stops every run and refuses later requests.
+// Shutdown stops every run, refuses later requests, and replies once every
+// request received before it has been answered: runs end stopped, an
+// initialize in progress is cancelled (-32800), and the rest finish, or are
+// cancelled once ShutdownTimeout has passed.
 func (s *Server) Shutdown(ctx context.Context, _ *protocol.NoParams) (*protocol.Null, error) {
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.gotShutdown = true
 	s.mu.Unlock()
-	s.stopRuns()
 	s.log.Info("shutdown received")
+	prior := priorRequests(ctx)
+	for _, fl := range prior {
+		if fl.method == protocol.MethodInitialize {
+			fl.stop() // its vault would be closed at once anyway
+		}
+	}
+	s.stopRuns()
+	if !s.awaitRequests(ctx, prior, s.cfg.ShutdownTimeout) {
+		s.log.Warn("requests still running at shutdown after the timeout; cancelling them", "timeout", s.cfg.ShutdownTimeout)
+		for _, fl := range prior {
+			fl.stop()
+		}
+		if !s.awaitRequests(ctx, prior, s.cfg.ShutdownTimeout) {
+			s.log.Error("requests still running after being cancelled; replying to shutdown anyway")
+		}
+	}
 	return nil, nil
+}
+
+// awaitRequests waits until every request of reqs has been answered, for
+// at most d or until ctx is done. It reports whether they all were.
+func (s *Server) awaitRequests(ctx context.Context, reqs []*inflight, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, fl := range reqs {
+		select {
+		case <-fl.done:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // Exit ends Serve.

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"github.com/vault-agent/vault-agent/internal/truncate"
+	"github.com/vault-agent/vault-agent/rpc/protocol"
 )
 
 // Framing codecs.
@@ -132,7 +135,20 @@ func (s *stream) ReadObject(v any) error {
 // error response.
 func checkMessage(body []byte, v any) *frameError {
 	trimmed := bytes.TrimSpace(body)
-	if !json.Valid(trimmed) {
+	if tooDeep(trimmed, maxDepth) {
+		return &frameError{id: sniffID(trimmed), code: jsonrpc2.CodeInvalidRequest,
+			msg: fmt.Sprintf("invalid request: message of %d bytes is too deep: JSON nested more than %d levels", len(body), maxDepth)}
+	}
+	// One decoding pass checks the syntax and finds the fields the
+	// transport looks at.
+	var probe struct {
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+	}
+	perr := json.Unmarshal(trimmed, &probe)
+	var syntax *json.SyntaxError
+	if len(trimmed) == 0 || errors.As(perr, &syntax) {
 		return &frameError{id: nullID, code: jsonrpc2.CodeParseError,
 			msg: fmt.Sprintf("parse error: message of %d bytes is not valid JSON", len(body))}
 	}
@@ -145,6 +161,25 @@ func checkMessage(body []byte, v any) *frameError {
 		return &frameError{id: nullID, code: jsonrpc2.CodeInvalidRequest,
 			msg: "invalid request: a message must be a JSON object"}
 	}
+	if perr != nil {
+		return &frameError{id: sniffID(trimmed), code: jsonrpc2.CodeInvalidRequest, msg: "invalid request: " + perr.Error()}
+	}
+	if string(probe.JSONRPC) != `"2.0"` {
+		got := "none"
+		if probe.JSONRPC != nil {
+			got = truncate.Runes(string(probe.JSONRPC), 40)
+		}
+		return &frameError{id: sniffID(trimmed), code: jsonrpc2.CodeInvalidRequest,
+			msg: fmt.Sprintf(`invalid request: "jsonrpc":"2.0" is required (got %s): this server speaks JSON-RPC 2.0 only`, got)}
+	}
+	if string(probe.ID) == "null" && probe.Method != nil {
+		// A request with a null id: jsonrpc2 would take it for a
+		// notification. It gets a stand-in id that the reply turns back
+		// into null.
+		if fe := withStandInID(&trimmed, nextNullID()); fe != nil {
+			return fe
+		}
+	}
 	if err := json.Unmarshal(trimmed, v); err != nil {
 		return &frameError{id: sniffID(trimmed), code: jsonrpc2.CodeInvalidRequest,
 			msg: "invalid request: " + strings.TrimPrefix(err.Error(), "jsonrpc2: ") +
@@ -154,6 +189,81 @@ func checkMessage(body []byte, v any) *frameError {
 }
 
 var nullID = json.RawMessage("null")
+
+// maxDepth bounds how deeply an incoming message nests objects and arrays.
+// No params of the protocol come close; deeper input is refused before it is
+// decoded.
+const maxDepth = protocol.MaxNestingDepth
+
+// tooDeep reports whether b (JSON, maybe invalid) nests objects and arrays
+// more than max levels. It scans b once, skipping strings.
+func tooDeep(b []byte, max int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			if depth > max {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
+}
+
+// nullIDPrefix starts the stand-in id of a request whose id is null. The NUL
+// byte and a random token per process keep it apart from any id a host
+// would choose.
+var nullIDPrefix = "\x00null-id-" + rand.Text()[:12] + ":"
+
+var nullIDs atomic.Uint64
+
+func nextNullID() string { return nullIDPrefix + strconv.FormatUint(nullIDs.Add(1), 10) }
+
+// withStandInID replaces the top-level id of the request in *msg with the
+// string id.
+func withStandInID(msg *[]byte, id string) *frameError {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(*msg, &fields); err != nil {
+		return &frameError{id: nullID, code: jsonrpc2.CodeInvalidRequest, msg: "invalid request: " + err.Error()}
+	}
+	fields["id"], _ = json.Marshal(id)
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return &frameError{id: nullID, code: jsonrpc2.CodeInvalidRequest, msg: "invalid request: " + err.Error()}
+	}
+	*msg = b
+	return nil
+}
+
+// restoreNullID turns the stand-in id of a reply (withStandInID) back into
+// null. jsonrpc2 writes a response's id first.
+func restoreNullID(data []byte) []byte {
+	start := `{"id":"\u0000` + nullIDPrefix[1:]
+	if !bytes.HasPrefix(data, []byte(start)) {
+		return data
+	}
+	end := bytes.IndexByte(data[len(start):], '"')
+	if end < 0 {
+		return data
+	}
+	out := append([]byte(`{"id":null`), data[len(start)+end+1:]...)
+	return out
+}
 
 // sniffID finds the top-level "id" of a (possibly truncated) JSON object
 // without decoding the rest, so that refused messages can still be
@@ -351,7 +461,7 @@ func (s *stream) WriteObject(obj any) error {
 	if err != nil {
 		return err
 	}
-	return s.writeFrame(data)
+	return s.writeFrame(restoreNullID(data))
 }
 
 // writeError writes an error response by hand: jsonrpc2.Response cannot

@@ -106,6 +106,16 @@ func TestStreamFraming(t *testing.T) {
 			methods: 1, codes: []int64{-32700}, ids: []string{"null"}, wantEnd: io.EOF},
 		{name: "line oversized skipped with id", codec: CodecLine, input: big + "\n" + okMsg + "\n", max: 200,
 			methods: 1, codes: []int64{-32600}, ids: []string{"42"}, wantEnd: io.EOF},
+		{name: "line jsonrpc 1.0", codec: CodecLine, input: `{"jsonrpc":"1.0","id":3,"method":"x"}` + "\n" + okMsg + "\n",
+			methods: 1, codes: []int64{-32600}, ids: []string{"3"}, wantEnd: io.EOF},
+		{name: "line jsonrpc missing", codec: CodecLine, input: `{"id":"q","method":"x"}` + "\n" + okMsg + "\n",
+			methods: 1, codes: []int64{-32600}, ids: []string{`"q"`}, wantEnd: io.EOF},
+		{name: "header too deep", codec: CodecHeader, input: header(`{"jsonrpc":"2.0","id":4,"params":`+strings.Repeat("[", maxDepth+1)+strings.Repeat("]", maxDepth+1)+`}`) + header(okMsg),
+			methods: 1, codes: []int64{-32600}, ids: []string{"4"}, wantEnd: io.EOF},
+		{name: "header deep but allowed", codec: CodecHeader, input: header(`{"jsonrpc":"2.0","id":4,"method":"x","params":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`),
+			methods: 1, wantEnd: io.EOF},
+		{name: "line id null is a request", codec: CodecLine, input: `{"jsonrpc":"2.0","id":null,"method":"x"}` + "\n",
+			methods: 1, wantEnd: io.EOF},
 		{name: "line oversized at eof", codec: CodecLine, input: big, max: 200, wantEnd: io.ErrUnexpectedEOF},
 	}
 	for _, tc := range tests {
@@ -140,6 +150,28 @@ func TestStreamFraming(t *testing.T) {
 	}
 }
 
+// A request with a null id reaches the handler as a request (with a
+// stand-in id), and its reply goes out with id null.
+func TestNullID(t *testing.T) {
+	var out bytes.Buffer
+	st := newStream(strings.NewReader(`{"jsonrpc":"2.0","id":null,"method":"x","params":{"id":"keep"}}`+"\n"), nopCloser{&out}, CodecLine, 1<<20, slog.New(slog.DiscardHandler))
+	var req jsonrpc2.Request
+	if err := st.ReadObject(&req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Notif || !req.ID.IsString || req.Method != "x" || string(*req.Params) != `{"id":"keep"}` {
+		t.Fatalf("request = %+v (params %s), want a request with a stand-in id", req, *req.Params)
+	}
+	raw := json.RawMessage(`{"ok":true}`)
+	if err := st.WriteObject(&jsonrpc2.Response{ID: req.ID, Result: &raw}); err != nil {
+		t.Fatal(err)
+	}
+	var resp map[string]json.RawMessage
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &resp); err != nil || string(resp["id"]) != "null" || string(resp["result"]) != `{"ok":true}` {
+		t.Fatalf("reply %s: %v; want id null", out.Bytes(), err)
+	}
+}
+
 func TestSniffID(t *testing.T) {
 	tests := map[string]string{
 		`{"jsonrpc":"2.0","id":12,"method":"x"}`:       "12",
@@ -166,6 +198,8 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte("Content-Length: 5\r\n\r\n[1,2]garbage\r\n\r\n"), false)
 	f.Add([]byte("{\"id\":1,\"method\":5}\n[]\n\n{\n"), true)
 	f.Add([]byte("Content-Length: 99999999999\r\n\r\n"), false)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":null,"method":"x"}`+"\n"+`{"jsonrpc":"1.0","id":1,"method":"x"}`+"\n"), true)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"params":`+strings.Repeat("[", 600)+"\n"), true)
 	f.Fuzz(func(t *testing.T, data []byte, line bool) {
 		codec := CodecHeader
 		if line {
@@ -190,6 +224,9 @@ func FuzzStream(f *testing.F) {
 			}
 			if !json.Valid(body) {
 				t.Fatalf("stream wrote invalid JSON %q", body)
+			}
+			if bytes.Contains(body, []byte(`\u0000null-id`)) {
+				t.Fatalf("a stand-in id leaked: %q", body)
 			}
 		}
 	})

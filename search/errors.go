@@ -9,6 +9,10 @@ import (
 // ErrLocked is returned by Open when another process holds the index.
 var ErrLocked = errors.New("index is locked by another process")
 
+// ErrIndexInVault is returned by Open for an index folder inside the vault,
+// which must stay read-only.
+var ErrIndexInVault = errors.New("index must be outside the vault")
+
 // ErrEmptyQuery is returned by Search and ParseQuery for a query with no
 // terms and no filters.
 var ErrEmptyQuery = errors.New("empty query")

@@ -103,6 +103,7 @@ type Index struct {
 	corrupt       bool                          // the index on disk is damaged: moved aside, not removed
 	rebuilding    atomic.Bool                   // a search found damage and a rebuild runs
 	rebuildDone   atomic.Pointer[chan struct{}] // closed when that rebuild ends
+	created       bool                          // set by Open: there was no index, a new one was made
 	lastPersist   chan error
 
 	// mu guards the metadata cache.
@@ -193,6 +194,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 			return nil, fmt.Errorf("create in-memory index: %w", err)
 		}
 		ix.idx = idx
+		ix.created = true
 		if err := ix.writeStamp(); err != nil {
 			idx.Close()
 			return nil, err
@@ -233,7 +235,7 @@ func (ix *Index) checkPath(p string) (string, error) {
 	}
 	realIdx, realRoot := evalExisting(abs), evalExisting(root)
 	if rel, err := filepath.Rel(realRoot, realIdx); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("index path %s is inside the vault %s: the vault is read-only, choose a directory outside it", abs, root)
+		return "", fmt.Errorf("%w: index path %s is inside the vault %s: the vault is read-only, choose a directory outside it", ErrIndexInVault, abs, root)
 	}
 	entries, err := os.ReadDir(abs)
 	if err == nil && len(entries) > 0 {
@@ -303,9 +305,17 @@ func (ix *Index) openOrCreate(ctx context.Context) error {
 	if reason != "" {
 		ix.log.Warn("rebuilding index", "path", ix.path, "reason", reason)
 		ix.pendingReason = reason
+	} else {
+		ix.created = true
 	}
 	return ix.create()
 }
+
+// Created reports whether Open found no index at its path (or was asked for
+// one in memory) and made a new, empty one, which the first Sync fills. An
+// index that existed but had to be rebuilt is not created: its first Sync
+// reports Rebuilt and the reason instead.
+func (ix *Index) Created() bool { return ix.created }
 
 // openExisting opens the index on disk and checks it. A non-empty why means
 // the index must be rebuilt; err is only for conditions a rebuild cannot fix.

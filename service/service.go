@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
@@ -67,6 +68,12 @@ type Options struct {
 	// warning, when another process holds the index, instead of failing
 	// with search.ErrLocked.
 	PrivateIndexIfLocked bool
+	// LockWait is how long Open waits for an index that another process
+	// holds before giving up (search.ErrLocked, or the private index of
+	// PrivateIndexIfLocked). A host that restarts its sidecar kills the
+	// old process and starts the new one at once: the old one's lock goes
+	// within moments. Zero does not wait.
+	LockWait time.Duration
 }
 
 // OpenError says which part of opening a vault failed: the model, the
@@ -181,7 +188,7 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		}
 		s.indexPath += excludesSuffix(s.settings)
 	}
-	s.index, err = search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
+	s.index, err = s.openIndex(ctx, opts.LockWait)
 	if errors.Is(err, search.ErrLocked) && opts.PrivateIndexIfLocked {
 		s.log.Warn("the index is in use by another vault-agent process; this one keeps a private index in memory, "+
 			"which costs a full indexing at every start", "index", s.indexPath)
@@ -232,6 +239,34 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		}
 	}
 	return s, nil
+}
+
+// lockPoll is how often openIndex tries again a locked index: a lock file
+// cannot be waited on with a deadline, so it is polled.
+const lockPoll = 100 * time.Millisecond
+
+// openIndex opens the index at s.indexPath, trying again for up to wait
+// while another process holds it.
+func (s *Service) openIndex(ctx context.Context, wait time.Duration) (*search.Index, error) {
+	deadline := time.Now().Add(wait)
+	warned := false
+	for {
+		ix, err := search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
+		if !errors.Is(err, search.ErrLocked) || !time.Now().Before(deadline) {
+			return ix, err
+		}
+		if !warned {
+			warned = true
+			s.log.Warn("the index is in use by another process; waiting for it to exit", "index", s.indexPath, "wait", wait, "error", err)
+		}
+		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
 }
 
 // finish does the slow part: it reconciles the index with the disk (or

@@ -3,9 +3,11 @@ package service
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -407,3 +409,68 @@ func TestExcludesKeepTheirOwnIndex(t *testing.T) {
 		}
 	}
 }
+
+// LockWait waits for a holder that lets go of the index (a host restarting
+// its sidecar), and gives up with ErrLocked, or the private index, when the
+// holder stays; a cancelled context ends the wait.
+func TestLockWait(t *testing.T) {
+	dir := fixture.Copy(t)
+	idx := filepath.Join(t.TempDir(), "idx")
+	holder, err := Open(context.Background(), Options{Vault: dir, Index: idx, Env: &Env{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), Options{Vault: dir, Index: idx, Env: &Env{}, LockWait: 200 * time.Millisecond}); !errors.Is(err, search.ErrLocked) {
+		t.Fatalf("a lock held past LockWait: %v, want ErrLocked", err)
+	}
+	s, err := Open(context.Background(), Options{Vault: dir, Index: idx, Env: &Env{}, LockWait: 200 * time.Millisecond, PrivateIndexIfLocked: true})
+	if err != nil || s.IndexPath() != "" {
+		t.Fatalf("fallback after the wait: %v", err)
+	}
+	s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Open(ctx, Options{Vault: dir, Index: idx, Env: &Env{}, LockWait: time.Hour}); !errors.Is(err, search.ErrLocked) && !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled wait: %v", err)
+	}
+
+	// The holder exits while the next process waits.
+	waiting := make(chan struct{})
+	log := slog.New(&signalHandler{msg: "waiting for it to exit", ch: waiting})
+	type result struct {
+		s   *Service
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := Open(context.Background(), Options{Vault: dir, Index: idx, Env: &Env{}, Logger: log, LockWait: time.Minute})
+		done <- result{s, err}
+	}()
+	<-waiting
+	holder.Close()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("Open after the holder left: %v", r.err)
+	}
+	if r.s.IndexPath() != idx {
+		t.Errorf("index path = %q, want %q", r.s.IndexPath(), idx)
+	}
+	r.s.Close()
+}
+
+// signalHandler closes ch the first time a record with msg is logged.
+type signalHandler struct {
+	msg  string
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (h *signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *signalHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.msg) {
+		h.once.Do(func() { close(h.ch) })
+	}
+	return nil
+}
+func (h *signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *signalHandler) WithGroup(string) slog.Handler      { return h }

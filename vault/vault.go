@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vault-agent/vault-agent/internal/truncate"
 )
 
 // Options configures a Vault.
@@ -100,12 +102,19 @@ func (v *Vault) Root() string { return v.root }
 // ChunkSize returns the chunk cap in runes that ReadNote uses.
 func (v *Vault) ChunkSize() int { return v.chunk }
 
+// MaxPathBytes is the longest vault path accepted (the usual PATH_MAX): a
+// longer one names no file, and is refused before any work on it.
+const MaxPathBytes = 4096
+
 // cleanRel checks a path from a host or a model lexically and returns it as
 // a clean vault-relative slash path ("." for the vault root). Nothing is
 // decoded: "%2e%2e" is a file name, not "..".
 func cleanRel(rel string) (string, error) {
 	if strings.TrimSpace(rel) == "" {
 		return "", fmt.Errorf("%w: empty path", ErrUnsafePath)
+	}
+	if len(rel) > MaxPathBytes {
+		return "", fmt.Errorf("%w: path %q is %d bytes long; no file path is longer than %d", ErrUnsafePath, truncate.Runes(rel, 80), len(rel), MaxPathBytes)
 	}
 	if strings.ContainsRune(rel, 0) {
 		return "", fmt.Errorf("%w: path %q contains a NUL byte", ErrUnsafePath, rel)
@@ -146,13 +155,14 @@ func (v *Vault) Resolve(rel string) (string, error) {
 // checks that the result stays in the vault. For a path that does not exist
 // yet, the longest existing prefix is evaluated.
 func (v *Vault) evalInside(abs string) (string, error) {
-	p := abs
-	var rest []string
+	p, rest := v.existingPrefix(abs)
 	for {
 		real, err := filepath.EvalSymlinks(p)
 		if err == nil {
 			if !within(v.root, real) {
-				return "", fmt.Errorf("symlink leads to %s, outside the vault", real)
+				// Where it leads is not said: the vault's reader
+				// (a host, a model) has no business knowing.
+				return "", errors.New("a symlink on the path leads outside the vault")
 			}
 			return filepath.Join(append([]string{real}, rest...)...), nil
 		}
@@ -170,7 +180,7 @@ func (v *Vault) evalInside(abs string) (string, error) {
 				target = filepath.Join(filepath.Dir(p), target)
 			}
 			if !within(v.root, filepath.Clean(target)) {
-				return "", fmt.Errorf("symlink leads to %s, outside the vault", target)
+				return "", errors.New("a symlink on the path leads outside the vault")
 			}
 		}
 		if p == v.root || len(p) <= len(v.root) {
@@ -179,6 +189,27 @@ func (v *Vault) evalInside(abs string) (string, error) {
 		rest = append([]string{filepath.Base(p)}, rest...)
 		p = filepath.Dir(p)
 	}
+}
+
+// existingPrefix splits abs (a lexical child of the root) into its longest
+// prefix that exists and the components after it, walking down from the
+// root: a long path that does not exist costs one lstat per existing
+// component instead of a symlink evaluation per component.
+func (v *Vault) existingPrefix(abs string) (string, []string) {
+	rel, err := filepath.Rel(v.root, abs)
+	if err != nil || rel == "." {
+		return abs, nil
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	p := v.root
+	for i, part := range parts {
+		next := filepath.Join(p, part)
+		if _, err := os.Lstat(next); err != nil {
+			return p, parts[i:]
+		}
+		p = next
+	}
+	return abs, nil
 }
 
 // within reports whether p is root or inside it; both must be clean.

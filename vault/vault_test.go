@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vault-agent/vault-agent/internal/truncate"
 )
 
 // writeTree creates files (slash paths -> content) under dir.
@@ -310,9 +312,12 @@ func TestReadNote(t *testing.T) {
 		{"/etc/passwd", ErrUnsafePath, "absolute"},
 		{"", ErrUnsafePath, "empty"},
 		{"a\x00.md", ErrUnsafePath, "NUL"},
+		{"outdir/secret.md", ErrUnsafePath, "a symlink on the path leads outside the vault"},
+		{"dangling-out.md", ErrUnsafePath, "a symlink on the path leads outside the vault"},
+		{strings.Repeat("a/", 1<<20) + "x.md", ErrUnsafePath, "no file path is longer than 4096"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
+		t.Run(truncate.Runes(tc.in, 40), func(t *testing.T) {
 			n, err := v.ReadNote(tc.in)
 			if tc.want == nil {
 				if err != nil {
@@ -327,7 +332,14 @@ func TestReadNote(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 			if !strings.Contains(err.Error(), tc.msg) {
-				t.Errorf("err %q does not mention %q", err, tc.msg)
+				t.Errorf("err %q does not mention %q", truncate.Runes(err.Error(), 200), tc.msg)
+			}
+			// Where a symlink leads out of the vault is nobody's business.
+			if base := filepath.Dir(v.Root()); strings.Contains(err.Error(), base) {
+				t.Errorf("err %q reveals where the symlink leads", err)
+			}
+			if len(err.Error()) > 1000 {
+				t.Errorf("err of %d bytes echoes its input whole", len(err.Error()))
 			}
 		})
 	}

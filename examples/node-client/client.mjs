@@ -20,7 +20,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import * as rpc from "vscode-jsonrpc/node.js";
+import * as rpc from "vscode-jsonrpc/node";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, "..", "..");

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"reflect"
+	"time"
 )
 
 //go:generate go test -run TestProtocolDoc -update
@@ -41,6 +42,19 @@ const (
 // configured otherwise.
 const DefaultMaxMessageBytes = 16 << 20
 
+// AnswerUpdateInterval is the shortest gap between two agent/message
+// notifications of a run that differ only in the answer: a streamed answer
+// is coalesced so that a host re-renders at most about 20 times a second.
+const AnswerUpdateInterval = 50 * time.Millisecond
+
+// MaxNestingDepth is how deeply a message may nest objects and arrays; a
+// deeper one is refused with -32600 "too deep" before it is decoded.
+const MaxNestingDepth = 512
+
+// MaxErrorMessageRunes caps the message of an error reply: an error that
+// echoes its input (a huge path) is cut.
+const MaxErrorMessageRunes = 1000
+
 // Server is what the sidecar answers: one typed method per request and
 // host notification, shaped func(ctx, *Params) (*Result, error). A result
 // returned with an error rides along with it (agent/run's partial result
@@ -74,7 +88,10 @@ type Method struct {
 	// Notification marks host -> sidecar notifications (no reply).
 	Notification bool
 	// Slow methods run concurrently with everything after them; the rest
-	// run in arrival order.
+	// run in arrival order. Every method that does work on the vault (reads
+	// a note, searches, indexes, runs the agent) is slow, so that the
+	// control methods after it (vault/status, agent/stop, agent/input,
+	// shutdown) are answered while it runs.
 	Slow bool
 	// Lenient methods accept unknown params, reporting them instead of
 	// refusing the request (initialize, which LSP clients send with more).
@@ -126,16 +143,16 @@ func method[P, R any](name string, h func(Server, context.Context, *P) (*R, erro
 // Methods is the protocol, in the order PROTOCOL.md lists it.
 var Methods = []Method{
 	method(MethodInitialize, Server.Initialize, Method{Slow: true, Lenient: true,
-		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error."}),
+		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error. An index that another process holds (a sidecar being restarted) is waited for up to 5 s, then refused with -32603 \"index in use by another process\"; an index inside the vault is refused with -32602 \"index must be outside the vault\". A failed initialize leaves nothing open and may be retried."}),
 	method(MethodShutdown, Server.Shutdown, Method{
-		Doc: "Stops every run and refuses later requests (code -32600). Answers null. Follow with exit."}),
+		Doc: "Stops every run and refuses later requests (code -32600). Answers null once every request received before it has been answered: runs end with stop reason stopped, an initialize still running is cancelled (-32800), other requests finish (or are cancelled after the shutdown timeout). Follow with exit."}),
 	method(MethodExit, Server.Exit, Method{Notification: true,
 		Doc: "Ends the process: exit status 0 after shutdown, 1 without it."}),
 	{Name: MethodCancelRequest, Params: reflect.TypeFor[CancelParams](), Notification: true,
 		Doc: "Cancels an in-flight request; its reply has code -32800. On agent/run it stops the run (stop reason stopped) and the error's data holds the run's result."},
 	method(MethodVaultSearch, Server.Search, Method{Slow: true,
 		Doc: "Ranked search over the vault. Query language: free terms, \"phrase\", -term, tag:#x, path:folder/, file:name, OR. mode: lexical, semantic or hybrid (the default with an embedding model)."}),
-	method(MethodVaultReadNote, Server.ReadNote, Method{
+	method(MethodVaultReadNote, Server.ReadNote, Method{Slow: true,
 		Doc: "One chunk of a note, the same shape as the agent's readNote tool. The path may be what a person types: exact path, without .md, [[wikilink]], basename, path tail."}),
 	method(MethodVaultRelated, Server.Related, Method{Slow: true,
 		Doc: "The notes closest in meaning to a note (similar notes), best first, each with its closest section. Needs an embedding model (the embedModel setting); without one, -32602."}),
@@ -193,7 +210,19 @@ type Notification struct {
 // lists them.
 var Notifications = []Notification{
 	{Name: NotifyAgentMessage, Params: reflect.TypeFor[AgentMessageParams](),
-		Doc: "The whole current chat message of a run (reasoning marker, then the answer so far); each one replaces the previous. Parse the marker with /<!--AGENT_REASONING:(\\w+):(\\d+):(.+?)-->/ and JSON.parse the third group."},
+		Doc: "The whole current chat message of a run; each one replaces the previous. It starts with the reasoning marker " +
+			"`<!--AGENT_REASONING:STATUS:SECONDS:STEPS-->`: parse it with /<!--AGENT_REASONING:(\\w+):(\\d+):(.+?)-->/. " +
+			"Group 1 is the status: `reasoning` (steps are coming; only the last `reasoningWindow` steps are shown), " +
+			"`collapsed` (the answer is streaming; every step is shown) or `complete` (the run ended; this is the last message). " +
+			"Group 2 is the whole seconds elapsed since the run started. Group 3 is a JSON array of step strings: JSON.parse it " +
+			"(it never contains `-->`). When there is text after the marker, a blank line (`\\n\\n`) separates them: the answer " +
+			"so far, then, for a run that did not end with an answer, a note saying how it ended. That text is why the final " +
+			"content minus its marker can differ from the result's `answer` (see AgentRunResult).\n\n" +
+			"Rate: a message is sent only when the content changed. A change of the marker (a new step, the status, the elapsed " +
+			"second, at most about one per second while reasoning) is sent at once. A change of the answer alone is coalesced: " +
+			"at most one message per 50 ms, carrying the newest content, so a host re-renders at most about 20 times a second " +
+			"while an answer streams. The last message of a run is always its exact final content, the same as agent/run's " +
+			"`content`."},
 	{Name: NotifyAgentUpdate, Params: reflect.TypeFor[AgentUpdateParams](),
 		Doc: "A typed per-phase event of a run."},
 	{Name: NotifyIndexProgress, Params: reflect.TypeFor[IndexProgressParams](),

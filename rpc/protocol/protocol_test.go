@@ -53,6 +53,14 @@ func TestMethodsDispatch(t *testing.T) {
 			t.Errorf("%s: handled = %v", m.Name, m.Handled())
 		}
 	}
+	// Only control methods are quick: they must never wait behind work.
+	control := map[string]bool{MethodShutdown: true, MethodExit: true, MethodCancelRequest: true,
+		MethodVaultStatus: true, MethodAgentStop: true, MethodAgentInput: true}
+	for _, m := range Methods {
+		if m.Slow == control[m.Name] {
+			t.Errorf("%s: slow = %v; work methods are slow, control methods quick", m.Name, m.Slow)
+		}
+	}
 	if _, ok := Lookup("vault/nope"); ok {
 		t.Error("an unknown method was found")
 	}

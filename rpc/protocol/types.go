@@ -4,9 +4,9 @@ import "encoding/json"
 
 // InitializeParams are the params of initialize.
 type InitializeParams struct {
-	// Vault is the vault folder. Optional when the sidecar was started with
-	// --vault.
-	Vault string `json:"vault"`
+	// Vault is the vault folder. One of vault, rootUri or rootPath is
+	// needed, unless the sidecar was started with --vault.
+	Vault string `json:"vault,omitempty"`
 	// RootURI (a file:// URI) and RootPath are accepted instead of Vault,
 	// as an LSP client sends them.
 	RootURI  string `json:"rootUri,omitempty"`
@@ -75,9 +75,14 @@ type IndexInfo struct {
 	Notes int `json:"notes"`
 	// TookMs is how long opening and reconciling took.
 	TookMs float64 `json:"tookMs"`
-	// Rebuilt is true when the index was built from scratch; Reason says why.
+	// Rebuilt is true when an existing index had to be built again from
+	// scratch (corrupt, another schema or vault, a full reindex asked);
+	// Reason says why. It is false for a new index: see Created.
 	Rebuilt bool   `json:"rebuilt"`
 	Reason  string `json:"reason,omitempty"`
+	// Created is true when there was no index yet (a first start on this
+	// vault, or an index in memory) and every note was indexed anew.
+	Created bool `json:"created"`
 }
 
 // CancelParams are the params of $/cancelRequest.
@@ -180,9 +185,16 @@ type AgentRunParams struct {
 
 // AgentRunResult is the result of agent/run.
 type AgentRunResult struct {
-	RunID  string `json:"runId"`
+	RunID string `json:"runId"`
+	// Answer is the run's final answer as the model gave it ("" when the
+	// run ended without one). Content minus its marker may differ: it has
+	// the answer's leading blank lines dropped and, for a run that did not
+	// end with an answer, a note saying how it ended ("Stopped by user.",
+	// "Reached the maximum of 8 iterations.", "Error: ...").
 	Answer string `json:"answer"`
-	// Content is the final whole message: reasoning marker, then the answer.
+	// Content is the final whole message: the complete reasoning marker,
+	// then "\n\n" and the text shown (see agent/message). It is also the
+	// content of the run's last agent/message.
 	Content string `json:"content"`
 	// StopReason is final_answer, max_iterations, timeout, stopped,
 	// await_user_input or error.

@@ -57,6 +57,7 @@ type Client struct {
 	pending map[string]chan *Response
 	notes   []Notification
 	stray   []*Response // responses nobody waits for (null id: parse errors)
+	order   []string    // the ids of every response, in arrival order
 	changed chan struct{}
 	readErr error
 
@@ -126,6 +127,7 @@ func (c *Client) read(r *bufio.Reader) {
 			var resp Response
 			_ = json.Unmarshal(body, &resp)
 			key := string(bytes.TrimSpace(resp.ID))
+			c.order = append(c.order, key)
 			if ch, ok := c.pending[key]; ok {
 				delete(c.pending, key)
 				ch <- &resp
@@ -356,6 +358,14 @@ func (c *Client) AwaitNotification(ctx context.Context, method string, match fun
 			return Notification{}, fmt.Errorf("waiting for %s: %w", method, ctx.Err())
 		}
 	}
+}
+
+// ResponseOrder returns the ids (as JSON text: 1, "a", null) of the
+// responses received so far, in the order they arrived.
+func (c *Client) ResponseOrder() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.order...)
 }
 
 // AwaitStray waits for the n-th (1-based) response that matched no

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +25,16 @@ type Session struct {
 	*Client
 	wait   func(ctx context.Context) error
 	stderr *syncBuffer
+	// allowed is how many recovered handler panics the test expects
+	// (AllowPanics); any other panic fails the test.
+	allowed atomic.Int64
 }
+
+// AllowPanics lets the session's server recover n panics in handlers
+// without failing the test (a test of the recovery itself). Otherwise a
+// recovered panic, in process (Server.Panics) or in the binary's log, fails
+// the test when it ends.
+func (s *Session) AllowPanics(n int64) { s.allowed.Store(n) }
 
 // Wait waits for the server to end and returns what Serve returned (in
 // process) or the process's exit error (binary: nil for status 0, an
@@ -81,6 +92,9 @@ func StartInProcessWith(t testing.TB, cfg rpc.Config, setup ...func(*rpc.Server)
 		if err := s.Wait(ctx); err != nil && !errors.Is(err, rpc.ErrExitWithoutShutdown) {
 			t.Logf("server: %v", err)
 		}
+		if n := srv.Panics(); n != s.allowed.Load() {
+			t.Errorf("the server recovered %d panics in handlers (allowed: %d): a panic is a bug", n, s.allowed.Load())
+		}
 		if t.Failed() {
 			t.Logf("server log:\n%s", stderr.String())
 		}
@@ -131,12 +145,18 @@ func StartBinary(t testing.TB, bin, codec string, args ...string) *Session {
 			cmd.Process.Kill()
 			s.Wait(context.Background())
 		}
+		if n := int64(strings.Count(stderr.String(), panicLog)); n != s.allowed.Load() {
+			t.Errorf("the server logged %d panics in handlers (allowed: %d): a panic is a bug", n, s.allowed.Load())
+		}
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", stderr.String())
 		}
 	})
 	return s
 }
+
+// panicLog is the message the server logs for a recovered panic.
+const panicLog = "panic in handler"
 
 // waitOnce makes a wait function return the same result every time.
 func waitOnce(wait func(context.Context) error) func(context.Context) error {
