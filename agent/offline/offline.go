@@ -92,6 +92,7 @@ func (o *Model) Chat(ctx context.Context, req llm.Request, onDelta func(string))
 	st := readConversation(req)
 	var resp *llm.Response
 	kind, name := detectPhase(req.Messages)
+	st.phase = kind
 	switch kind {
 	case "reason":
 		resp = st.reasonTurn()
@@ -212,10 +213,11 @@ func (st *convState) next() step {
 	}
 	planning := st.planActive && st.available(planner.ToolPlanProgress)
 	// The answer may run on into the next chunk of its note (or begin in
-	// the one before): that chunk is read too. A planned run spends two
-	// turns on progress reports, so it skips this read to stay within a
-	// small iteration budget.
-	if len(toRead) == 0 && !planning && st.available(agent.ToolReadNote) && st.ownReads() > 0 && !st.timeOnly() {
+	// the one before): that chunk is read too. Only the plain react loop
+	// with native tools does this: a planned run spends two turns on
+	// progress reports and the phased loops several calls per step, so
+	// they skip this read to stay within a small iteration budget.
+	if len(toRead) == 0 && !planning && st.phase == "" && st.tools && st.offered[agent.ToolReadNote] && st.ownReads() > 0 && !st.timeOnly() {
 		if p, chunk, ok := st.neighbourChunk(); ok {
 			return step{text: "The answer runs past the part read; reading the neighbouring part of " + noteName(p) + ".",
 				calls: []llm.ToolCall{call(0, agent.ToolReadNote, map[string]any{"notePath": p, "chunkIndex": chunk})},
@@ -439,8 +441,7 @@ func (st *convState) typedPlan() string {
 	}
 	add("Search the vault for "+kw, []string{agent.ToolLocalSearch}, "Relevant notes found, or two searches returned nothing")
 	add("Read the most relevant notes", []string{agent.ToolReadNote}, "The top 3 notes have been read")
-	// Answering may read on into the next part of the note that holds it.
-	add("Answer with citations", []string{agent.ToolReadNote}, "The answer quotes the notes and cites them as [[Note]]")
+	add("Answer with citations", []string{}, "The answer quotes the notes and cites them as [[Note]]")
 	b, _ := json.Marshal(map[string]any{
 		"steps":         steps,
 		"exit_criteria": "The question is answered from the notes with [[Note]] citations, or it is clear the notes do not cover it.",
