@@ -170,8 +170,8 @@ var projectAlpha = []string{"Home.md", "journal/2026-03-10.md", "journal/2026-03
 
 func TestFixtureTags(t *testing.T) {
 	ix := fixtureIndex(t)
-	if n := ix.Count(); n != 65 && n != 66 {
-		t.Errorf("Count = %d, want 65 or 66", n)
+	if n := ix.Count(); n != 66 && n != 67 {
+		t.Errorf("Count = %d, want 66 or 67", n)
 	}
 	tags := map[string]int{}
 	for _, tc := range ix.Tags() {

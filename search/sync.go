@@ -218,7 +218,9 @@ func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) 
 	case old != nil && old.Hash == r.note.Hash && old.inHash == in.hashOrZero():
 		stats.Unchanged++
 		if !old.MTime.Equal(r.note.ModTime) || old.Size != r.note.Size {
-			w.touch(r.note) // touched, same content: refresh mtime only
+			// Touched, same content: the document is written again, as
+			// time filters read the mtime from it, not from the metadata.
+			w.index(r.note, r.links, in)
 		} else {
 			w.done++
 		}
@@ -662,18 +664,6 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	w.docs[n.Path] = doc
 	w.ops++
 	w.bytes += len(n.Body)
-	w.done++
-}
-
-// touch refreshes the metadata of a note whose content did not change.
-func (w *writer) touch(n *vault.Note) {
-	m := metaOfNote(n)
-	if old := w.ix.meta[n.Path]; old != nil {
-		m.inHash, m.lens, m.keys, m.outHash = old.inHash, old.lens, old.keys, old.outHash
-	}
-	w.pending[n.Path] = m
-	delete(w.docs, n.Path)
-	w.ops++
 	w.done++
 }
 

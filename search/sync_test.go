@@ -481,3 +481,34 @@ func TestSyncWaitsForPersister(t *testing.T) {
 		t.Errorf("%d notes", ix.Count())
 	}
 }
+
+// A note touched without a change keeps its index entry but must carry
+// the new mtime where time filters look, not only in its metadata.
+func TestSyncTouchedNoteMatchesNewTimeRange(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	touched := filepath.Join(dir, "recipes", "Rye Crackers.md")
+	if err := os.Chtimes(touched, old, old); err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, dir, "")
+	later := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(touched, later, later); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ix.Sync(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Updated != 0 || st.Unchanged != 9 {
+		t.Fatalf("sync = %+v, want the touched note unchanged", st)
+	}
+	in := Request{Query: "crackers", From: later.Add(-time.Hour), To: later.Add(time.Hour)}
+	if res := search(t, ix, in); len(res.Results) != 1 || res.Results[0].Path != "recipes/Rye Crackers.md" {
+		t.Errorf("search in the new mtime's range = %v, want the touched note", paths(res))
+	}
+	before := Request{Query: "crackers", From: old.Add(-time.Hour), To: old.Add(time.Hour)}
+	if res := search(t, ix, before); len(res.Results) != 0 {
+		t.Errorf("search in the old mtime's range = %v, want none", paths(res))
+	}
+}

@@ -26,6 +26,7 @@ type source struct {
 	rank     int  // the note's rank: named notes first, then search order
 	named    bool // the goal names this note
 	chunk    int
+	chunks   int // the note's chunk count, 0 when unknown
 }
 
 // sources are the chunks read, a note's chunks together, in the order of
@@ -59,7 +60,7 @@ func (st *convState) sources() []source {
 				continue
 			}
 			seen[key] = true
-			s := source{path: r.path, title: r.title, heading: r.heading, headings: r.headings, content: r.content, named: named, chunk: r.chunk}
+			s := source{path: r.path, title: r.title, heading: r.heading, headings: r.headings, content: r.content, named: named, chunk: r.chunk, chunks: r.chunkCount}
 			if r.failed || strings.TrimSpace(r.content) == "" {
 				h, ok := snippets[r.path]
 				if !ok {
@@ -519,4 +520,54 @@ func joinOr(items []string) string {
 		return joinAnd(items)
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// neighbourChunk is the chunk next to the one holding the answer's lead
+// sentence, when the answer may run across the boundary: the lead is among
+// the last two sentences of its chunk and the note goes on (the next
+// chunk), or it opens a chunk that continues a section (the previous one).
+// It is read once per run: ok is false when any note was already read at
+// two chunks.
+func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
+	got := map[string]bool{}
+	perNote := map[string]int{}
+	for _, r := range st.reads {
+		got[r.path+"#"+itoa(r.chunk)] = true
+		if perNote[r.path]++; perNote[r.path] > 1 {
+			return "", 0, false
+		}
+	}
+	srcs := st.sources()
+	if len(srcs) == 0 || st.terms.empty() {
+		return "", 0, false
+	}
+	cands := st.candidates(srcs)
+	lead := -1
+	for i, p := range cands {
+		if p.sent.base > 0 && (lead < 0 || p.sent.score > cands[lead].sent.score) {
+			lead = i
+		}
+	}
+	if lead < 0 {
+		return "", 0, false
+	}
+	best := cands[lead]
+	s := srcs[best.src]
+	if s.chunks <= 1 {
+		return "", 0, false
+	}
+	first, last := best.sent.pos, best.sent.pos
+	for _, p := range cands {
+		if p.src == best.src {
+			first, last = min(first, p.sent.pos), max(last, p.sent.pos)
+		}
+	}
+	switch {
+	case s.chunk+1 < s.chunks && best.sent.pos >= last-1 && !got[s.path+"#"+itoa(s.chunk+1)]:
+		return s.path, s.chunk + 1, true
+	case s.chunk > 0 && best.sent.pos == first && !strings.HasPrefix(strings.TrimSpace(s.content), "#") &&
+		!got[s.path+"#"+itoa(s.chunk-1)]:
+		return s.path, s.chunk - 1, true
+	}
+	return "", 0, false
 }

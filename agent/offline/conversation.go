@@ -38,7 +38,8 @@ type readRec struct {
 
 // convState is what the offline policy knows about a run.
 type convState struct {
-	goal string
+	phase string // the loop's phase tag (detectPhase), "" for plain react
+	goal  string
 	// text is the goal as a person typed it, less its time expression:
 	// what the search is given, since search ranks natural questions
 	// itself (filler words weigh little, no word is required).

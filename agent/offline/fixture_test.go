@@ -180,3 +180,23 @@ func TestFixtureFollowUp(t *testing.T) {
 		t.Errorf("answer:\n%s", res.Answer)
 	}
 }
+
+// TestFixtureNeighbourChunk: the answer begins at the end of the chunk the
+// search matched and runs on into the next one, which is read too.
+func TestFixtureNeighbourChunk(t *testing.T) {
+	a := fixtureAgent(t)
+	res, reads := ask(t, a, "how do I bleed the radiators?")
+	if len(reads) < 2 || reads[0] != "kb/Central Heating.md#2" || reads[len(reads)-1] != "kb/Central Heating.md#3" {
+		t.Fatalf("reads = %v, want chunk 2 of Central Heating first and chunk 3 after", reads)
+	}
+	for _, want := range []string{"Bleeding the radiators fixes that", "Turn the key a quarter turn anticlockwise",
+		"[[Central Heating#Radiators]]"} {
+		if !strings.Contains(res.Answer, want) {
+			t.Errorf("answer lacks %q:\n%s", want, res.Answer)
+		}
+	}
+	// Both chunks are quoted in the order of the note.
+	if i, j := strings.Index(res.Answer, "Switch the heating off"), strings.Index(res.Answer, "Turn the key"); i < 0 || j < i {
+		t.Errorf("answer out of the note's order:\n%s", res.Answer)
+	}
+}

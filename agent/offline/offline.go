@@ -92,6 +92,7 @@ func (o *Model) Chat(ctx context.Context, req llm.Request, onDelta func(string))
 	st := readConversation(req)
 	var resp *llm.Response
 	kind, name := detectPhase(req.Messages)
+	st.phase = kind
 	switch kind {
 	case "reason":
 		resp = st.reasonTurn()
@@ -211,6 +212,18 @@ func (st *convState) next() step {
 		}
 	}
 	planning := st.planActive && st.available(planner.ToolPlanProgress)
+	// The answer may run on into the next chunk of its note (or begin in
+	// the one before): that chunk is read too. Only the plain react loop
+	// with native tools does this: a planned run spends two turns on
+	// progress reports and the phased loops several calls per step, so
+	// they skip this read to stay within a small iteration budget.
+	if len(toRead) == 0 && !planning && st.phase == "" && st.tools && st.offered[agent.ToolReadNote] && st.ownReads() > 0 && !st.timeOnly() {
+		if p, chunk, ok := st.neighbourChunk(); ok {
+			return step{text: "The answer runs past the part read; reading the neighbouring part of " + noteName(p) + ".",
+				calls: []llm.ToolCall{call(0, agent.ToolReadNote, map[string]any{"notePath": p, "chunkIndex": chunk})},
+				tools: []string{agent.ToolReadNote}}
+		}
+	}
 	if len(toRead) > 0 {
 		if planning && !st.progressed["search"] && !st.planDone {
 			return step{text: fmt.Sprintf("Search done: %s found; reading next.", plural(len(hits), "note")),

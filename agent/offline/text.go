@@ -287,6 +287,17 @@ func stemSet(text string) map[string]bool {
 		for _, s := range stems(w) {
 			set[s] = true
 		}
+		// A hyphenated word ("one-shot", a file name like
+		// "random-wikipedia-article") holds each of its parts too.
+		if strings.Contains(w, "-") {
+			for _, part := range strings.Split(w, "-") {
+				if part != "" && !stopWords[part] {
+					for _, s := range stems(part) {
+						set[s] = true
+					}
+				}
+			}
+		}
 	}
 	return set
 }

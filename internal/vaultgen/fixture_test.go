@@ -48,8 +48,8 @@ func fixtureNotes(t *testing.T) map[string]string {
 
 func TestFixtureStructure(t *testing.T) {
 	notes := fixtureNotes(t)
-	if len(notes) != 65 {
-		t.Errorf("fixture has %d regular notes, FIXTURE_NOTES.md says 65", len(notes))
+	if len(notes) != 66 {
+		t.Errorf("fixture has %d regular notes, FIXTURE_NOTES.md says 66", len(notes))
 	}
 
 	var broken, noFrontmatter []string
