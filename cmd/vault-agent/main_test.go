@@ -417,7 +417,7 @@ func TestSearchQueryWordsAndFilters(t *testing.T) {
 // when the indexer reports the end twice.
 func TestProgressLines(t *testing.T) {
 	var b bytes.Buffer
-	p := &progress{w: &b, lastPct: -1}
+	p := &progress{w: &b, lastPct: -1, what: "indexing", unit: "notes"}
 	for done := 0; done <= 300; done += 30 {
 		p.update(done, 300)
 	}
