@@ -7,7 +7,7 @@
 #
 # BENCH_VAULT=DIR is the real-corpus mode: only a full index of the vault
 # folder DIR (BenchmarkIndexVault), in turn with the SQLite FTS5 baseline
-# (scripts/fts5index.py, python3) on the same folder, $BENCH_COUNT times
+# (internal/eval/fts5.py index, python3) on the same folder, $BENCH_COUNT times
 # each. The full index of the generated vault is paired with FTS5 the same
 # way. The medians end with each full index's time over FTS5's, the median
 # of the pairs' ratios.
@@ -37,7 +37,7 @@ paired() {
 	go test -c -o "$bin" ./search
 	for _ in $(seq "$COUNT"); do
 		"$bin" -test.run '^$' -test.bench "^${name}\$" -test.benchtime 1x 2>&1 | grep -E '^Benchmark' | tee -a "$OUT"
-		python3 scripts/fts5index.py "$vault" "$VAULT_AGENT_BENCH_DIR/fts5.db" "BenchmarkFTS5${name#Benchmark}" | tee -a "$OUT"
+		python3 internal/eval/fts5.py index "$vault" "$VAULT_AGENT_BENCH_DIR/fts5.db" "BenchmarkFTS5${name#Benchmark}" | tee -a "$OUT"
 	done
 	rm -f "$VAULT_AGENT_BENCH_DIR/fts5.db"
 }
