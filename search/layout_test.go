@@ -130,3 +130,18 @@ func TestTiesAreOrderedByPath(t *testing.T) {
 		}
 	}
 }
+
+// A word of the title says which note, not which section: the chunk shown
+// for a search is the one holding the question's other words.
+func TestBestChunkLooksPastTheTitle(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		"Starter.md": "# Starter\n\nMy starter lives in a jar and is called Clint; a starter is flour and water.\n\n" +
+			"## Feeding\n\nMix rye and water every day for a week.\n\n" +
+			"## Keeping it\n\nOnce established, keep it in the fridge and feed it weekly.\n",
+	})
+	ix := openIndex(t, dir, "")
+	res := search(t, ix, Request{Query: "how do I keep my starter alive"})
+	if len(res.Results) == 0 || res.Results[0].Heading != "Starter > Keeping it" {
+		t.Fatalf("results %+v", res.Results)
+	}
+}

@@ -312,12 +312,12 @@ func TestBestChunkWithoutTerms(t *testing.T) {
 	}
 	chunks := c.chunks(raw("journal/2026-03-12.md", "# Thursday\n\n## Work\nShipped the outbox.\n"), 1500)
 	ix := &Index{}
-	ch, spans := ix.bestChunk(chunks, nil, false)
+	ch, spans := ix.bestChunk(chunks, nil, false, nil)
 	if !strings.Contains(ch.Text, "Shipped") || spans != nil {
 		t.Errorf("chunk %d %q", ch.Index, ch.Text)
 	}
 	only := c.chunks(raw("x.md", "# Title only\n"), 1500)
-	if ch, _ := ix.bestChunk(only, nil, false); ch.Index != 0 {
+	if ch, _ := ix.bestChunk(only, nil, false, nil); ch.Index != 0 {
 		t.Errorf("a note without prose: chunk %d", ch.Index)
 	}
 }

@@ -51,7 +51,7 @@ func (ix *Index) addSnippets(res *Results, c *compiler) {
 				if err != nil || len(chunks) == 0 {
 					continue
 				}
-				ch, hits := ix.bestChunk(chunks, terms, anyCJK)
+				ch, hits := ix.bestChunk(chunks, terms, anyCJK, ix.titleTerms(r.Title, terms, anyCJK))
 				r.Heading = ch.Heading
 				r.ChunkIndex = ch.Index
 				r.Snippet = bestSentences(ch.Text, hits, snippetRunes)
@@ -84,16 +84,24 @@ func (ix *Index) readForSnippet(path string) ([]snipChunk, error) {
 	return ix.chunks.chunks(raw, ix.v.ChunkSize()), nil
 }
 
-// bestChunk picks the chunk matching the most distinct query terms, then
-// the most matches; ties go to the earlier chunk.
-func (ix *Index) bestChunk(chunks []snipChunk, terms map[string]int, anyCJK bool) (snipChunk, []hit) {
-	best, bestDistinct, bestCount := -1, 0, 0
+// bestChunk picks the chunk matching the most distinct query terms that
+// are not in the note's title (inTitle), then the most distinct terms, then
+// the most matches; ties go to the earlier chunk. A word of the title says
+// which note, not which of its sections: for "how do I keep my starter
+// alive" in a note titled Starter, the section about keeping it wins over
+// the introduction that names it.
+func (ix *Index) bestChunk(chunks []snipChunk, terms map[string]int, anyCJK bool, inTitle map[string]bool) (snipChunk, []hit) {
+	best, bestOwn, bestDistinct, bestCount := -1, 0, 0, 0
 	var bestHits []hit
 	for i, ch := range chunks {
 		hits := ix.matchHits(ch.Text, terms, anyCJK)
 		distinct := distinctTerms(hits)
-		if distinct > bestDistinct || (distinct == bestDistinct && len(hits) > bestCount) {
-			best, bestDistinct, bestCount, bestHits = i, distinct, len(hits), hits
+		if distinct == 0 {
+			continue
+		}
+		own := distinct - distinctIn(hits, inTitle)
+		if own > bestOwn || (own == bestOwn && (distinct > bestDistinct || (distinct == bestDistinct && len(hits) > bestCount))) {
+			best, bestOwn, bestDistinct, bestCount, bestHits = i, own, distinct, len(hits), hits
 		}
 	}
 	if best < 0 {
@@ -107,6 +115,33 @@ func (ix *Index) bestChunk(chunks []snipChunk, terms map[string]int, anyCJK bool
 		return chunks[0], nil
 	}
 	return chunks[best], bestHits
+}
+
+// titleTerms returns the query terms found in a note's title.
+func (ix *Index) titleTerms(title string, terms map[string]int, anyCJK bool) map[string]bool {
+	hits := ix.matchHits(title, terms, anyCJK)
+	if len(hits) == 0 {
+		return nil
+	}
+	in := make(map[string]bool, len(hits))
+	for _, h := range hits {
+		in[h.term] = true
+	}
+	return in
+}
+
+// distinctIn counts the distinct terms of hits that are in set.
+func distinctIn(hits []hit, set map[string]bool) int {
+	if len(set) == 0 {
+		return 0
+	}
+	seen := make(map[string]bool, len(hits))
+	for _, h := range hits {
+		if set[h.term] {
+			seen[h.term] = true
+		}
+	}
+	return len(seen)
 }
 
 func distinctTerms(hits []hit) int {
