@@ -124,13 +124,13 @@ func (st *convState) candidates(srcs []source) []pick {
 		bonus, inTitle := 0.0, 0.0
 		for _, g := range groups {
 			for _, u := range g {
-				if meta[u] {
+				if hasUnit(meta, u) {
 					bonus += 0.25
 					break
 				}
 			}
 			for _, u := range g {
-				if title[u] {
+				if hasUnit(title, u) {
 					inTitle++
 					break
 				}
@@ -285,7 +285,7 @@ func (st *convState) held(srcs []source, best pick) bool {
 		title := stemSet(s.title + " " + noteName(s.path))
 		for _, g := range groups {
 			for _, u := range g {
-				if title[u] {
+				if hasUnit(title, u) {
 					return true
 				}
 			}
@@ -621,12 +621,29 @@ func (st *convState) goalGroups() [][]string {
 			if m[0] != w[0] || stemOf(m) == stemOf(w) || vault.OSADistance(w, m, bound) >= bound {
 				continue
 			}
-			if s := stemOf(m); !containsString(groups[g], s) {
-				groups[g] = append(groups[g], s)
+			if s := stemOf(m); !strings.Contains("|"+groups[g][0]+"|", "|"+s+"|") {
+				groups[g][0] += "|" + s // one unit: any spelling counts in full
 			}
 		}
 	}
 	return groups
+}
+
+// hasUnit reports whether set holds the match unit u, or one of its
+// spellings "a|b".
+func hasUnit(set map[string]bool, u string) bool {
+	if set[u] {
+		return true
+	}
+	if !strings.Contains(u, "|") {
+		return false
+	}
+	for _, a := range strings.Split(u, "|") {
+		if set[a] {
+			return true
+		}
+	}
+	return false
 }
 
 // stemOf is the match unit of a word that is not CJK.
