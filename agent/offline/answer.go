@@ -7,10 +7,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Answer composition: the sentences of the notes read that best match the
@@ -107,7 +110,7 @@ const (
 
 // candidates scores every sentence of the sources against the goal.
 func (st *convState) candidates(srcs []source) []pick {
-	groups := termStems(st.terms)
+	groups := st.goalGroups()
 	notes := 0
 	for _, s := range srcs {
 		notes = max(notes, s.rank+1)
@@ -121,19 +124,19 @@ func (st *convState) candidates(srcs []source) []pick {
 		bonus, inTitle := 0.0, 0.0
 		for _, g := range groups {
 			for _, u := range g {
-				if meta[u] {
+				if hasUnit(meta, u) {
 					bonus += 0.25
 					break
 				}
 			}
 			for _, u := range g {
-				if title[u] {
+				if hasUnit(title, u) {
 					inTitle++
 					break
 				}
 			}
 		}
-		prior := 0.4 * float64(notes-s.rank) / float64(max(notes, 1))
+		prior := 0.6 * float64(notes-s.rank) / float64(max(notes, 1))
 		if s.named {
 			prior = 0.6
 		}
@@ -271,7 +274,7 @@ func (st *convState) answer() string {
 // holds half of its terms, or holds one and a note read is named after
 // one of them.
 func (st *convState) held(srcs []source, best pick) bool {
-	groups := termStems(st.terms)
+	groups := st.goalGroups()
 	if best.sent.base == 0 || len(groups) == 0 {
 		return best.sent.base > 0
 	}
@@ -282,7 +285,7 @@ func (st *convState) held(srcs []source, best pick) bool {
 		title := stemSet(s.title + " " + noteName(s.path))
 		for _, g := range groups {
 			for _, u := range g {
-				if title[u] {
+				if hasUnit(title, u) {
 					return true
 				}
 			}
@@ -571,3 +574,77 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 	}
 	return "", 0, false
 }
+
+var reMarked = regexp.MustCompile(`<mark>([^<]+)</mark>|<em>([^<]+)</em>|\*\*([^*]+)\*\*`)
+
+// goalGroups are the match units of the goal's terms (see termStems), where
+// a misspelt word also matches the spellings the search found for it: the
+// words its snippets highlight that are one or two edits away and begin
+// with the same letter ("catpuccin" matches "Catppuccin").
+func (st *convState) goalGroups() [][]string {
+	groups := termStems(st.terms)
+	var marked []string
+	seen := map[string]bool{}
+	for _, h := range st.hits() {
+		for _, m := range reMarked.FindAllStringSubmatch(h.Snippet, -1) {
+			for _, w := range tokenize(m[1] + m[2] + m[3]) {
+				if !seen[w] {
+					seen[w] = true
+					marked = append(marked, w)
+				}
+			}
+		}
+	}
+	if len(marked) == 0 {
+		return groups
+	}
+	for _, t := range st.terms.keywords {
+		words := tokenize(t)
+		if len(words) != 1 || hasCJK(words[0]) || utf8.RuneCountInString(words[0]) < 4 || seen[words[0]] {
+			continue
+		}
+		w := words[0]
+		bound := 2
+		if utf8.RuneCountInString(w) >= 8 {
+			bound = 3
+		}
+		g := -1
+		for i, units := range groups {
+			if len(units) == 1 && units[0] == stemOf(w) {
+				g = i
+			}
+		}
+		if g < 0 {
+			continue
+		}
+		for _, m := range marked {
+			if m[0] != w[0] || stemOf(m) == stemOf(w) || vault.OSADistance(w, m, bound) >= bound {
+				continue
+			}
+			if s := stemOf(m); !strings.Contains("|"+groups[g][0]+"|", "|"+s+"|") {
+				groups[g][0] += "|" + s // one unit: any spelling counts in full
+			}
+		}
+	}
+	return groups
+}
+
+// hasUnit reports whether set holds the match unit u, or one of its
+// spellings "a|b".
+func hasUnit(set map[string]bool, u string) bool {
+	if set[u] {
+		return true
+	}
+	if !strings.Contains(u, "|") {
+		return false
+	}
+	for _, a := range strings.Split(u, "|") {
+		if set[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// stemOf is the match unit of a word that is not CJK.
+func stemOf(w string) string { return porterstemmer.StemString(w) }

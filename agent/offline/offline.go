@@ -206,7 +206,7 @@ func (st *convState) next() step {
 			if !st.readAsked[h.Path] {
 				toRead = append(toRead, h)
 			}
-			if len(toRead) == 3 {
+			if len(toRead) == 4 {
 				break
 			}
 		}

@@ -572,7 +572,7 @@ func scoreSentence(s string, groups [][]string) float64 {
 	for _, g := range groups {
 		hit := 0
 		for _, u := range g {
-			if set[u] {
+			if hasUnit(set, u) {
 				hit++
 			}
 		}
