@@ -511,9 +511,9 @@ func splitText(p string) []string {
 	return out
 }
 
-// cleanSentenceText reduces markdown to the text a reader sees: links to
-// their text, emphasis and HTML tags gone, blanks collapsed.
-func cleanSentenceText(s string) string {
+// linksToText replaces wikilinks and markdown links by the text a reader
+// sees: the alias, else the display part, else the target.
+func linksToText(s string) string {
 	s = reWikiAlias.ReplaceAllString(s, "$2")
 	s = reWiki.ReplaceAllStringFunc(s, func(m string) string {
 		sm := reWiki.FindStringSubmatch(m)
@@ -523,6 +523,13 @@ func cleanSentenceText(s string) string {
 		return sm[2]
 	})
 	s = reMdLink.ReplaceAllString(s, "$1")
+	return s
+}
+
+// cleanSentenceText reduces markdown to the text a reader sees: links to
+// their text, emphasis and HTML tags gone, blanks collapsed.
+func cleanSentenceText(s string) string {
+	s = linksToText(s)
 	s = reURL.ReplaceAllString(s, "")
 	s = reEmphasis.ReplaceAllString(s, "")
 	s = reHTMLTag.ReplaceAllString(s, "")
@@ -530,15 +537,7 @@ func cleanSentenceText(s string) string {
 }
 
 func cleanSentence(s string) string {
-	s = reWikiAlias.ReplaceAllString(s, "$2")
-	s = reWiki.ReplaceAllStringFunc(s, func(m string) string {
-		sm := reWiki.FindStringSubmatch(m)
-		if sm[1] != "" {
-			return sm[1]
-		}
-		return sm[2]
-	})
-	s = reMdLink.ReplaceAllString(s, "$1")
+	s = linksToText(s)
 	s = reEmphasis.ReplaceAllString(s, "")
 	s = reEmphasis1.ReplaceAllString(s, "$1$2$3")
 	s = reBlockID.ReplaceAllString(s, "$1")
