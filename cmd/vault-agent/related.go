@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/vault-agent/vault-agent/rpc"
 	"github.com/vault-agent/vault-agent/search/semantic"
 	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
@@ -48,13 +46,7 @@ only new or changed chunks are embedded. NOTE is a path, a title or a [[wikilink
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rpc.WireResults(res))
-			}
-			printResults(cmd.OutOrStdout(), res)
-			return nil
+			return writeResults(cmd.OutOrStdout(), res, asJSON)
 		},
 	}
 	vf.add(cmd)

@@ -105,14 +105,7 @@ found by words it never uses. --mode lexical|semantic|hybrid chooses. Filters ap
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				// The JSON of vault/search's result.
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rpc.WireResults(res))
-			}
-			printResults(cmd.OutOrStdout(), res)
-			return nil
+			return writeResults(cmd.OutOrStdout(), res, asJSON)
 		},
 	}
 	// Words after the first one of the query are query text, "-term"
@@ -188,4 +181,16 @@ func queryText(cmd *cobra.Command, args []string) (string, error) {
 		}
 	}
 	return strings.TrimSpace(strings.Join(args, " ")), nil
+}
+
+// writeResults prints search results for a person, or as the JSON of
+// vault/search's result.
+func writeResults(w io.Writer, res *search.Results, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rpc.WireResults(res))
+	}
+	printResults(w, res)
+	return nil
 }
