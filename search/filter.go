@@ -2,8 +2,6 @@ package search
 
 import (
 	"context"
-	"slices"
-	"sort"
 	"strings"
 )
 
@@ -40,24 +38,15 @@ func (ix *Index) FilterPaths(ctx context.Context, req Request) (paths []string, 
 	if none {
 		return []string{}, false, nil
 	}
-	if root == nil && len(filters) == 0 {
-		if len(excluded) == 0 {
-			return nil, true, nil
-		}
-		ix.mu.RLock()
-		for id := range ix.meta {
-			paths = append(paths, id)
-		}
-		ix.mu.RUnlock()
-		sort.Strings(paths)
-		return withoutAll(paths, excluded), false, nil
+	if root == nil && len(filters) == 0 && len(excluded) == 0 {
+		return nil, true, nil
 	}
 	if root != nil {
 		if err := checkSize(root); err != nil {
 			return nil, false, err
 		}
 	}
-	res, _, err := ix.run(ctx, root, filters, ix.Count()+1, compileMode{})
+	res, _, err := ix.run(ctx, root, filters, ix.Count()+1, compileMode{excluded: excluded})
 	if err != nil {
 		return nil, false, err
 	}
@@ -65,19 +54,7 @@ func (ix *Index) FilterPaths(ctx context.Context, req Request) (paths []string, 
 	for i, r := range res.Results {
 		paths[i] = r.Path
 	}
-	paths = withoutAll(paths, excluded)
 	return paths, false, nil
-}
-
-// withoutAll returns paths less those in the sorted list drop.
-func withoutAll(paths, drop []string) []string {
-	if len(drop) == 0 {
-		return paths
-	}
-	return slices.DeleteFunc(paths, func(p string) bool {
-		_, found := slices.BinarySearch(drop, p)
-		return found
-	})
 }
 
 // withoutTerms returns root without its free words: what is left filters

@@ -35,8 +35,8 @@ type proxTerm struct {
 	idf    float64
 }
 
-// proximityRerank adds the proximity bonus to hits and sorts them again,
-// best first.
+// proximityRerank adds the proximity bonus to the scores of hits; the
+// caller sorts them again (run orders them by byScoreThenID).
 func proximityRerank(ctx context.Context, r index.IndexReader, hits bsearch.DocumentMatchCollection, terms []proxTerm) {
 	if len(terms) < 2 || len(hits) < 2 {
 		return
@@ -114,7 +114,6 @@ func proximityRerank(ctx context.Context, r index.IndexReader, hits bsearch.Docu
 	for c, cd := range cands {
 		cd.hit.Score += bonus[c]
 	}
-	sort.Slice(hits, func(i, j int) bool { return byScoreThenID(hits[i], hits[j]) })
 }
 
 // byScoreThenID orders hits by score, ties by path: an order that does not

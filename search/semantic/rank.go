@@ -56,14 +56,16 @@ func (e *Engine) Search(ctx context.Context, req search.Request) (*search.Result
 	return e.hybrid(ctx, req, text)
 }
 
-func limitOf(req search.Request) int {
+// limitOf is the number of results asked for: 10 when unset, at most
+// maxLimit.
+func limitOf(limit int) int {
 	switch {
-	case req.Limit <= 0:
+	case limit <= 0:
 		return 10
-	case req.Limit > maxLimit:
+	case limit > maxLimit:
 		return maxLimit
 	}
-	return req.Limit
+	return limit
 }
 
 func (e *Engine) semantic(ctx context.Context, req search.Request, text string) (*search.Results, error) {
@@ -76,7 +78,7 @@ func (e *Engine) semantic(ctx context.Context, req search.Request, text string) 
 	if err != nil {
 		return nil, err
 	}
-	r := e.rank(q, allowed, -1, limitOf(req))
+	r := e.rank(q, allowed, -1, limitOf(req.Limit))
 	res := &search.Results{Results: e.results(r.top), Total: r.scored}
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return res, nil
@@ -92,7 +94,7 @@ func (e *Engine) semantic(ctx context.Context, req search.Request, text string) 
 // result, the vectors rank alone.
 func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*search.Results, error) {
 	start := time.Now()
-	limit := limitOf(req)
+	limit := limitOf(req.Limit)
 	lreq := req
 	lreq.Limit = max(limit, lexDepth)
 	lex, err := e.ix.Search(ctx, lreq)
@@ -563,10 +565,7 @@ func (e *Engine) Related(ctx context.Context, name string, limit int) (*search.R
 	if err != nil {
 		return nil, err
 	}
-	if limit <= 0 {
-		limit = 10
-	}
-	limit = min(limit, maxLimit)
+	limit = limitOf(limit)
 	e.mu.RLock()
 	n := e.notes[p]
 	var q []int16
