@@ -33,40 +33,46 @@ func destructive(title string) *sdk.ToolAnnotations {
 
 var editSeq atomic.Int64
 
+// editNote ends each edit tool's description.
+const editNote = " The vault is changed only by this call: the edit is written atomically, journaled outside the vault " +
+	"(vault-agent undo reverts it) and indexed at once. Read the note first; the result has the diff."
+
 // addEditTools adds the edit tools (Config.AllowEdits). The client's
 // approval of the call is the person's approval of the edit: the server
 // then writes it as every front-end does (atomic, refused if the note
 // changed since it was read, journaled for undo, reindexed at once).
 func (s *Server) addEditTools() {
-	const note = " The vault is changed only by this call: the edit is written atomically, journaled outside the vault " +
-		"(vault-agent undo reverts it) and indexed at once. Read the note first; the result has the diff."
+	addEditTool(s, agent.ToolCreateNote, "Create a note",
+		"Create a new markdown note at a vault path ending in .md (folders are created). Refused if a note exists there.",
+		func(in agent.CreateNoteArgs) vault.EditRequest {
+			return vault.EditRequest{Op: vault.EditCreate, Path: in.Path, Content: in.Content}
+		})
+	addEditTool(s, agent.ToolAppendToNote, "Append to a note",
+		"Add markdown text at the end of an existing note, or at the end of one heading's section (heading).",
+		func(in agent.AppendToNoteArgs) vault.EditRequest {
+			return vault.EditRequest{Op: vault.EditAppend, Path: in.Path, Content: in.Content, Heading: in.Heading}
+		})
+	addEditTool(s, agent.ToolReplaceInNote, "Replace text in a note",
+		"Replace one exact passage of a note with new text. find must occur exactly once, as written in the note (read_note shows it).",
+		func(in agent.ReplaceInNoteArgs) vault.EditRequest {
+			return vault.EditRequest{Op: vault.EditReplace, Path: in.Path, Find: in.Find, Replace: in.Replace}
+		})
+	addEditTool(s, agent.ToolSetProperties, "Set note properties",
+		"Set frontmatter properties of a note (tags, status, dates...; null removes one). The rest of the frontmatter keeps its order, comments and quoting.",
+		func(in agent.SetPropertiesArgs) vault.EditRequest {
+			return vault.EditRequest{Op: vault.EditSetProperties, Path: in.Path, Properties: in.Properties}
+		})
+}
+
+// addEditTool adds one destructive edit tool whose arguments In become the
+// edit request; s.edit writes it.
+func addEditTool[In any](s *Server, name, title, description string, request func(In) vault.EditRequest) {
 	addTool(s, &sdk.Tool{
-		Name:        agent.ToolCreateNote,
-		Annotations: destructive("Create a note"),
-		Description: "Create a new markdown note at a vault path ending in .md (folders are created). Refused if a note exists there." + note,
-	}, func(ctx context.Context, req *sdk.CallToolRequest, in agent.CreateNoteArgs) (*sdk.CallToolResult, EditOutput, error) {
-		return s.edit(ctx, req, vault.EditRequest{Op: vault.EditCreate, Path: in.Path, Content: in.Content})
-	})
-	addTool(s, &sdk.Tool{
-		Name:        agent.ToolAppendToNote,
-		Annotations: destructive("Append to a note"),
-		Description: "Add markdown text at the end of an existing note, or at the end of one heading's section (heading)." + note,
-	}, func(ctx context.Context, req *sdk.CallToolRequest, in agent.AppendToNoteArgs) (*sdk.CallToolResult, EditOutput, error) {
-		return s.edit(ctx, req, vault.EditRequest{Op: vault.EditAppend, Path: in.Path, Content: in.Content, Heading: in.Heading})
-	})
-	addTool(s, &sdk.Tool{
-		Name:        agent.ToolReplaceInNote,
-		Annotations: destructive("Replace text in a note"),
-		Description: "Replace one exact passage of a note with new text. find must occur exactly once, as written in the note (read_note shows it)." + note,
-	}, func(ctx context.Context, req *sdk.CallToolRequest, in agent.ReplaceInNoteArgs) (*sdk.CallToolResult, EditOutput, error) {
-		return s.edit(ctx, req, vault.EditRequest{Op: vault.EditReplace, Path: in.Path, Find: in.Find, Replace: in.Replace})
-	})
-	addTool(s, &sdk.Tool{
-		Name:        agent.ToolSetProperties,
-		Annotations: destructive("Set note properties"),
-		Description: "Set frontmatter properties of a note (tags, status, dates...; null removes one). The rest of the frontmatter keeps its order, comments and quoting." + note,
-	}, func(ctx context.Context, req *sdk.CallToolRequest, in agent.SetPropertiesArgs) (*sdk.CallToolResult, EditOutput, error) {
-		return s.edit(ctx, req, vault.EditRequest{Op: vault.EditSetProperties, Path: in.Path, Properties: in.Properties})
+		Name:        name,
+		Annotations: destructive(title),
+		Description: description + editNote,
+	}, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, EditOutput, error) {
+		return s.edit(ctx, req, request(in))
 	})
 }
 

@@ -13,11 +13,9 @@ import (
 
 func newACPCmd(g *globalFlags) *cobra.Command {
 	var mf modelFlags
-	var index string
-	var excludes []string
-	var noObsidian, planner, allowEdits bool
+	var vf vaultFlags // no --vault: each session's cwd is its vault
+	var planner, allowEdits bool
 	var run service.Settings // the session defaults
-	var embedModel, embedBaseURL string
 	cmd := &cobra.Command{
 		Use:   "acp [flags]",
 		Short: "Run as an Agent Client Protocol agent (Zed, Obsidian's Agent Client plugin, ...)",
@@ -51,17 +49,13 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 				run.AllowEdits = &allowEdits
 			}
 			vaultSettings := mf.settings()
-			vaultSettings.Excludes = excludes
-			vaultSettings.EmbedModel, vaultSettings.EmbedBaseURL = embedModel, embedBaseURL
-			if noObsidian {
-				vaultSettings.ObsidianExcludes = new(bool)
-			}
+			vf.settings(&vaultSettings)
 			model, _, err := mf.build(cmd, vaultSettings, log)
 			if err != nil {
 				return err
 			}
 			backend := acp.NewBackend(service.Options{
-				Index: index, Settings: vaultSettings, Model: model, Logger: log,
+				Index: vf.index, Settings: vaultSettings, Model: model, Logger: log,
 				Watch: true, Agent: true, Sessions: true,
 			})
 			return acp.Serve(cmd.Context(), acp.Config{
@@ -70,10 +64,10 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 		},
 	}
 	mf.add(cmd)
-	addEmbedFlags(cmd, &embedModel, &embedBaseURL)
-	cmd.Flags().StringVar(&index, "index", "", "index folder (default: per-vault folder in the user cache dir); serves one vault only")
-	cmd.Flags().StringSliceVar(&excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
-	cmd.Flags().BoolVar(&noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")
+	addEmbedFlags(cmd, &vf.embedModel, &vf.embedBaseURL)
+	cmd.Flags().StringVar(&vf.index, "index", "", "index folder (default: per-vault folder in the user cache dir); serves one vault only")
+	cmd.Flags().StringSliceVar(&vf.excludes, "exclude", nil, "glob of vault paths to skip, e.g. 'Archive/**' (repeatable)")
+	cmd.Flags().BoolVar(&vf.noObsidian, "no-obsidian-excludes", false, "index notes that Obsidian's \"Excluded files\" setting (.obsidian/app.json) hides")
 	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "initial session mode: react, roa (reason-act-observe), par (plan-act-reflect) or staged")
 	cmd.Flags().BoolVar(&planner, "planner", true, "start sessions with the write_todos planner on (shown as the editor's plan)")
 	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "initial maximum agent iterations per turn (1-50)")

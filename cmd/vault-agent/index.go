@@ -87,13 +87,18 @@ func (f *vaultFlags) options(cmd *cobra.Command, log *slog.Logger, o *service.Op
 		return usageError(cmd, "--vault is required: the folder of your markdown notes")
 	}
 	o.Vault, o.Index, o.Logger = f.vault, f.index, log
-	o.Settings.Excludes = f.excludes
-	o.Settings.EmbedModel, o.Settings.EmbedBaseURL = f.embedModel, f.embedBaseURL
+	f.settings(&o.Settings)
+	return nil
+}
+
+// settings puts the flags' excludes and embedding model into s.
+func (f *vaultFlags) settings(s *service.Settings) {
+	s.Excludes = f.excludes
+	s.EmbedModel, s.EmbedBaseURL = f.embedModel, f.embedBaseURL
 	if f.noObsidian {
 		off := false
-		o.Settings.ObsidianExcludes = &off
+		s.ObsidianExcludes = &off
 	}
-	return nil
 }
 
 // openError makes settings that cannot be used, a model among them, usage

@@ -279,13 +279,11 @@ async function expectError(promise, code, what) {
   throw new Failure(`${what}: succeeded, want error ${code}`);
 }
 
-// fakeModel is an OpenAI-compatible chat endpoint. A request whose last
-// user message contains HOLD is held open until the client drops it; any
-// other gets a short streamed answer.
-function fakeModel() {
-  let heldResolve, droppedResolve;
-  const held = new Promise((r) => (heldResolve = r));
-  const dropped = new Promise((r) => (droppedResolve = r));
+// chatEndpoint serves an OpenAI-compatible chat endpoint on a free local
+// port. answer(messages, chunk, res) streams one reply with chunk(delta,
+// finish); it returns false to leave the request open, else the stream is
+// ended. extra is added to the result ({ server, url }).
+function chatEndpoint(answer, extra = {}) {
   const server = createServer(async (req, res) => {
     let body = "";
     for await (const c of req) body += c;
@@ -294,23 +292,34 @@ function fakeModel() {
       return;
     }
     const msgs = JSON.parse(body).messages ?? [];
-    const last = [...msgs].reverse().find((m) => m.role === "user")?.content ?? "";
     res.writeHead(200, { "content-type": "text/event-stream" });
     const chunk = (delta, finish = null) =>
       res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    if (answer(msgs, chunk, res) !== false) res.end("data: [DONE]\n\n");
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/v1`, ...extra })),
+  );
+}
+
+// fakeModel is an OpenAI-compatible chat endpoint. A request whose last
+// user message contains HOLD is held open until the client drops it; any
+// other gets a short streamed answer.
+function fakeModel() {
+  let heldResolve, droppedResolve;
+  const held = new Promise((r) => (heldResolve = r));
+  const dropped = new Promise((r) => (droppedResolve = r));
+  return chatEndpoint((msgs, chunk, res) => {
+    const last = [...msgs].reverse().find((m) => m.role === "user")?.content ?? "";
     if (last.includes("HOLD")) {
       chunk({ role: "assistant", content: "" });
       res.on("close", () => droppedResolve());
       heldResolve();
-      return; // never ends: the run waits on this request, not on a timer
+      return false; // never ends: the run waits on this request, not on a timer
     }
     chunk({ role: "assistant", content: "Quick answer, see [[Sourdough Starter]]." });
     chunk({}, "stop");
-    res.end("data: [DONE]\n\n");
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/v1`, held, dropped })),
-  );
+  }, { held, dropped });
 }
 
 async function cancelChecks() {
@@ -357,18 +366,8 @@ async function cancelChecks() {
 // first answer to a prompt calls append_to_note, its answer after the tool
 // result quotes that result.
 function editModel(line) {
-  const server = createServer(async (req, res) => {
-    let body = "";
-    for await (const c of req) body += c;
-    if (!req.url.endsWith("/chat/completions")) {
-      res.writeHead(404).end();
-      return;
-    }
-    const msgs = JSON.parse(body).messages ?? [];
+  return chatEndpoint((msgs, chunk) => {
     const last = msgs.at(-1);
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    const chunk = (delta, finish = null) =>
-      res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     if (last?.role === "tool") {
       chunk({ role: "assistant", content: `Edit result: ${last.content}` });
       chunk({}, "stop");
@@ -377,9 +376,7 @@ function editModel(line) {
       chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_edit", type: "function", function: { name: "append_to_note", arguments: args } }] });
       chunk({}, "tool_calls");
     }
-    res.end("data: [DONE]\n\n");
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/v1` })));
 }
 
 // editChecks runs `vault-agent acp --allow-edits`: each edit the agent
