@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/vault-agent/vault-agent/internal/redact"
 )
 
 // Defaults of the embeddings client.
@@ -52,20 +49,14 @@ type EmbedderConfig struct {
 
 // String describes the config without its key.
 func (c EmbedderConfig) String() string {
-	key := "unset"
-	if c.APIKey != "" {
-		key = "set"
-	}
-	return fmt.Sprintf("EmbedderConfig{Model:%q BaseURL:%q APIKey:%s}", c.Model, c.BaseURL, key)
+	return configString("EmbedderConfig", c.Model, c.BaseURL, c.APIKey)
 }
 
 // GoString keeps %#v from printing the key.
 func (c EmbedderConfig) GoString() string { return c.String() }
 
 // LogValue keeps slog from printing the key.
-func (c EmbedderConfig) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("model", c.Model), slog.String("baseUrl", c.BaseURL), slog.Bool("apiKeySet", c.APIKey != ""))
-}
+func (c EmbedderConfig) LogValue() slog.Value { return configLogValue(c.Model, c.BaseURL, c.APIKey) }
 
 // Embedder turns texts into vectors through the embeddings endpoint of any
 // OpenAI-compatible server (OpenAI, Ollama, llama.cpp --embedding, LM
@@ -74,9 +65,8 @@ func (c EmbedderConfig) LogValue() slog.Value {
 // connection errors with exponential backoff, honouring Retry-After. Its
 // errors never hold the API key. It is safe for concurrent use.
 type Embedder struct {
-	o      *OpenAI // redaction, error classification, backoff and sleep
+	caller
 	client *openai.Client
-	model  string
 	batch  int
 	// requests counts the HTTP requests made, retries included.
 	requests atomic.Int64
@@ -92,46 +82,13 @@ func NewEmbedder(cfg EmbedderConfig) (*Embedder, error) {
 	if cfg.APIKey == "" && cfg.BaseURL == "" {
 		return nil, fmt.Errorf("embeddings: %w: set OPENAI_API_KEY for OpenAI, or embedBaseUrl (--embed-base-url) for a local server such as http://localhost:11434/v1", ErrNoAPIKey)
 	}
-	red := redact.New(cfg.APIKey)
-	oc := openai.DefaultConfig(cfg.APIKey)
-	if cfg.BaseURL != "" {
-		u, err := url.Parse(cfg.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("embeddings: base URL %q is not an http(s) URL", red.String(cfg.BaseURL))
-		}
-		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	oc, c, err := newCaller("embeddings", "llm.embed", cfg.APIKey, cfg.BaseURL, cfg.Model,
+		cfg.Timeout, DefaultEmbedTimeout, cfg.MaxRetries, DefaultEmbedMaxRetries, cfg.Logger, cfg.Sleep)
+	if err != nil {
+		return nil, err
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	oc.HTTPClient = headerDoer{c: hc, baseURL: red.String(oc.BaseURL)}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	o := &OpenAI{
-		model:      cfg.Model,
-		red:        red,
-		baseURL:    oc.BaseURL,
-		timeout:    cfg.Timeout,
-		maxRetries: cfg.MaxRetries,
-		log:        log.With("component", "llm.embed"),
-		sleep:      cfg.Sleep,
-	}
-	if o.timeout <= 0 {
-		o.timeout = DefaultEmbedTimeout
-	}
-	switch {
-	case o.maxRetries == 0:
-		o.maxRetries = DefaultEmbedMaxRetries
-	case o.maxRetries < 0:
-		o.maxRetries = 0
-	}
-	if o.sleep == nil {
-		o.sleep = sleepCtx
-	}
-	e := &Embedder{o: o, client: openai.NewClientWithConfig(oc), model: cfg.Model, batch: cfg.Batch}
+	oc.HTTPClient = headerDoer{c: httpClient(cfg.HTTPClient), baseURL: c.red.String(oc.BaseURL)}
+	e := &Embedder{caller: c, client: openai.NewClientWithConfig(oc), batch: cfg.Batch}
 	if e.batch <= 0 {
 		e.batch = DefaultEmbedBatch
 	}
@@ -179,32 +136,28 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32,
 			return nil, fmt.Errorf("embeddings: %w", ctx.Err())
 		}
 		if !retryable(err) {
-			return nil, fmt.Errorf("embeddings (%s at %s): %w", e.model, e.o.red.String(e.o.baseURL), err)
+			return nil, fmt.Errorf("embeddings (%s at %s): %w", e.model, e.red.String(e.baseURL), err)
 		}
-		wait, ok := e.o.backoff(attempt, err)
+		wait, ok := e.backoff(attempt, err)
 		if !ok {
 			return nil, fmt.Errorf("embeddings: the server asks to wait longer than %s: %w", maxRetryAfter, err)
 		}
-		if attempt >= e.o.maxRetries {
-			return nil, fmt.Errorf("embeddings: giving up after %d attempts: %w", attempt+1, err)
-		}
-		e.o.log.Warn("embedding request failed, retrying", "model", e.model, "attempt", attempt+1, "wait", wait.String(), "error", err.Error())
-		if serr := e.o.sleep(ctx, wait); serr != nil {
-			return nil, fmt.Errorf("embeddings: waiting to retry: %w", serr)
+		if perr := e.pause(ctx, "embeddings", "embedding request failed, retrying", attempt, wait, err); perr != nil {
+			return nil, perr
 		}
 	}
 }
 
 // attempt makes one request; its errors are redacted and classified.
 func (e *Embedder) attempt(ctx context.Context, req openai.EmbeddingRequestStrings) ([][]float32, error) {
-	actx, cancel := context.WithTimeout(ctx, e.o.timeout)
+	actx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	capt := &respCapture{}
 	actx = context.WithValue(actx, captureKey{}, capt)
 	e.requests.Add(1)
 	resp, err := e.client.CreateEmbeddings(actx, req)
 	if err != nil {
-		return nil, e.o.classify(ctx, actx, err, capt)
+		return nil, e.classify(ctx, actx, err, capt)
 	}
 	if len(resp.Data) != len(req.Input) {
 		return nil, fmt.Errorf("embeddings: the server returned %d vectors for %d texts", len(resp.Data), len(req.Input))

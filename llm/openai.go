@@ -9,11 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,24 +91,14 @@ type OpenAIConfig struct {
 
 // String describes the config without its key.
 func (c OpenAIConfig) String() string {
-	key := "unset"
-	if c.APIKey != "" {
-		key = "set"
-	}
-	return fmt.Sprintf("OpenAIConfig{Model:%q BaseURL:%q APIKey:%s}", c.Model, c.BaseURL, key)
+	return configString("OpenAIConfig", c.Model, c.BaseURL, c.APIKey)
 }
 
 // GoString keeps %#v from printing the key.
 func (c OpenAIConfig) GoString() string { return c.String() }
 
 // LogValue keeps slog from printing the key.
-func (c OpenAIConfig) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("model", c.Model),
-		slog.String("baseUrl", c.BaseURL),
-		slog.Bool("apiKeySet", c.APIKey != ""),
-	)
-}
+func (c OpenAIConfig) LogValue() slog.Value { return configLogValue(c.Model, c.BaseURL, c.APIKey) }
 
 // OpenAI is a Model backed by any OpenAI-compatible Chat Completions
 // endpoint. It streams, joins tool-call deltas by index, removes thinking
@@ -120,20 +107,14 @@ func (c OpenAIConfig) LogValue() slog.Value {
 // (text, reasoning, tool calls, errors) before anything else sees it. It is
 // safe for concurrent use.
 type OpenAI struct {
-	client     *openai.Client
-	model      string
-	red        *redact.Redactor
-	baseURL    string
-	maxAnswer  int
-	maxArgs    int
-	timeout    time.Duration
-	maxRetries int
-	usage      bool
+	caller
+	client    *openai.Client
+	maxAnswer int
+	maxArgs   int
+	usage     bool
 	// noUsage is set once the server refused stream_options, so later
 	// calls do not ask again.
 	noUsage atomic.Bool
-	log     *slog.Logger
-	sleep   func(ctx context.Context, d time.Duration) error
 }
 
 // NewOpenAI returns the provider for cfg. It reads no environment and
@@ -147,61 +128,31 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.APIKey == "" && cfg.BaseURL == "" {
 		return nil, fmt.Errorf("openai provider: %w: set OPENAI_API_KEY, or set a base URL (OPENAI_BASE_URL, --base-url) for a local server such as http://localhost:11434/v1", ErrNoAPIKey)
 	}
-	oc := openai.DefaultConfig(cfg.APIKey)
-	if cfg.BaseURL != "" {
-		u, err := url.Parse(cfg.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("openai provider: base URL %q is not an http(s) URL", redact.New(cfg.APIKey).String(cfg.BaseURL))
-		}
-		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	oc, c, err := newCaller("openai provider", "llm.openai", cfg.APIKey, cfg.BaseURL, cfg.Model,
+		cfg.Timeout, DefaultOpenAITimeout, cfg.MaxRetries, DefaultOpenAIMaxRetries, cfg.Logger, cfg.Sleep)
+	if err != nil {
+		return nil, err
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	red := redact.New(cfg.APIKey)
 	firstByte := cfg.FirstByteTimeout
 	if firstByte == 0 {
 		firstByte = DefaultFirstByteTimeout
 	}
-	oc.HTTPClient = captureDoer{c: hc, firstByte: firstByte, baseURL: red.String(oc.BaseURL)}
+	oc.HTTPClient = captureDoer{c: httpClient(cfg.HTTPClient), firstByte: firstByte, baseURL: c.red.String(oc.BaseURL)}
 	// go-openai fails a stream after 300 non-data lines in a row; servers
 	// that send SSE keep-alive comments while a model thinks can exceed it.
 	oc.EmptyMessagesLimit = 100000
 	o := &OpenAI{
-		client:     openai.NewClientWithConfig(oc),
-		model:      cfg.Model,
-		red:        red,
-		baseURL:    oc.BaseURL,
-		maxAnswer:  cfg.MaxAnswerBytes,
-		maxArgs:    cfg.MaxToolArgumentBytes,
-		timeout:    cfg.Timeout,
-		maxRetries: cfg.MaxRetries,
-		usage:      !cfg.DisableStreamUsage,
-		log:        cfg.Logger,
-		sleep:      cfg.Sleep,
-	}
-	if o.timeout <= 0 {
-		o.timeout = DefaultOpenAITimeout
+		caller:    c,
+		client:    openai.NewClientWithConfig(oc),
+		maxAnswer: cfg.MaxAnswerBytes,
+		maxArgs:   cfg.MaxToolArgumentBytes,
+		usage:     !cfg.DisableStreamUsage,
 	}
 	if o.maxAnswer <= 0 {
 		o.maxAnswer = DefaultMaxAnswerBytes
 	}
 	if o.maxArgs <= 0 {
 		o.maxArgs = DefaultMaxToolArgumentBytes
-	}
-	switch {
-	case o.maxRetries == 0:
-		o.maxRetries = DefaultOpenAIMaxRetries
-	case o.maxRetries < 0:
-		o.maxRetries = 0
-	}
-	if o.log == nil {
-		o.log = slog.New(slog.DiscardHandler)
-	}
-	o.log = o.log.With("component", "llm.openai")
-	if o.sleep == nil {
-		o.sleep = sleepCtx
 	}
 	return o, nil
 }
@@ -297,13 +248,8 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(string)) (*
 		if !ok {
 			return nil, fmt.Errorf("openai chat: %w", err)
 		}
-		if attempt >= o.maxRetries {
-			return nil, fmt.Errorf("openai chat: giving up after %d attempts: %w", attempt+1, err)
-		}
-		o.log.Warn("chat failed, retrying", "model", o.model, "attempt", attempt+1,
-			"wait", wait.String(), "error", err.Error())
-		if serr := o.sleep(ctx, wait); serr != nil {
-			return nil, fmt.Errorf("openai chat: waiting to retry: %w", serr)
+		if perr := o.pause(ctx, "openai chat", "chat failed, retrying", attempt, wait, err); perr != nil {
+			return nil, perr
 		}
 	}
 }
@@ -362,76 +308,8 @@ func (o *OpenAI) attempt(ctx context.Context, creq openai.ChatCompletionRequest,
 	return acc.response(), nil
 }
 
-// classify turns a go-openai or transport error into a redacted error that
-// says whether it is worth retrying.
-func (o *OpenAI) classify(parent, actx context.Context, err error, capt *respCapture) error {
-	if parent.Err() != nil {
-		return parent.Err()
-	}
-	if actx.Err() != nil {
-		return &transientError{msg: fmt.Sprintf("call timed out after %s", o.timeout)}
-	}
-	var fb *firstByteError
-	var notAPI *notOpenAIError
-	if errors.As(err, &fb) || errors.As(err, &notAPI) {
-		return err // says what happened; not worth a retry
-	}
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	status, msg := 0, ""
-	switch {
-	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode > 0:
-		status, msg = apiErr.HTTPStatusCode, apiErr.Message
-	case errors.As(err, &reqErr):
-		status = reqErr.HTTPStatusCode
-		msg = strings.TrimSpace(string(reqErr.Body))
-		if msg == "" {
-			msg = reqErr.HTTPStatus
-		}
-	}
-	if status > 0 {
-		se := &StatusError{StatusCode: status, Message: o.red.Truncate(msg, maxErrorMessage)}
-		if h := capt.header(); h != nil {
-			se.RetryAfter = parseRetryAfter(h, time.Now())
-		}
-		return se
-	}
-	if apiErr != nil {
-		// An error event inside the stream: the server gave up mid-answer.
-		return &transientError{msg: "server error in stream: " + o.red.Truncate(apiErr.Message, maxErrorMessage)}
-	}
-	var netErr net.Error
-	var urlErr *url.Error
-	if errors.As(err, &netErr) || errors.As(err, &urlErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, net.ErrClosed) {
-		return &transientError{msg: "connection error: " + o.redact(err.Error())}
-	}
-	return errors.New(o.redact(err.Error()))
-}
-
-// backoff returns how long to wait before retry number attempt+1, and false
-// when the server asked for a wait too long to honour.
-func (o *OpenAI) backoff(attempt int, err error) (time.Duration, bool) {
-	var se *StatusError
-	if errors.As(err, &se) && se.RetryAfter > 0 {
-		if se.RetryAfter > maxRetryAfter {
-			return 0, false
-		}
-		return se.RetryAfter, true
-	}
-	d := backoffBase << attempt
-	if d > backoffCap || d <= 0 {
-		d = backoffCap
-	}
-	// Equal jitter: half fixed, half random, so concurrent runs spread out.
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(half)+1)), true
-}
-
 // maxErrorMessage is how much of a server's error message an error keeps.
 const maxErrorMessage = 300
-
-func (o *OpenAI) redact(s string) string { return o.red.String(s) }
 
 // reasoningModel reports models that reject max_tokens and temperature.
 func reasoningModel(model string) bool {
