@@ -83,47 +83,49 @@ const editNote = " The person is shown the change as a diff and approves or refu
 // editTools returns the edit tools.
 func editTools() []*Tool {
 	return []*Tool{
-		defineTool(toolSpec[CreateNoteArgs]{
-			name: ToolCreateNote, version: toolsVersion,
-			description: "Create a new note. Refused if a note exists at the path." + editNote,
-			tune:        func(s *schemaT) { minLen(s, "path", 1) },
-			inline: func(ctx context.Context, r *runState, a CreateNoteArgs) (any, error) {
-				return r.edit(ctx, vault.EditRequest{Op: ToolCreateNote, Path: a.Path, Content: a.Content})
-			},
-			summary: func(a CreateNoteArgs) string { return "Proposing a new note " + noteLabel(a.Path) },
-			outcome: editOutcome,
-		}),
-		defineTool(toolSpec[AppendToNoteArgs]{
-			name: ToolAppendToNote, version: toolsVersion,
-			description: "Add text at the end of a note, or at the end of one heading's section." + editNote,
-			tune:        func(s *schemaT) { minLen(s, "path", 1); minLen(s, "content", 1) },
-			inline: func(ctx context.Context, r *runState, a AppendToNoteArgs) (any, error) {
-				return r.edit(ctx, vault.EditRequest{Op: ToolAppendToNote, Path: a.Path, Content: a.Content, Heading: a.Heading})
-			},
-			summary: func(a AppendToNoteArgs) string { return "Proposing an addition to " + noteLabel(a.Path) },
-			outcome: editOutcome,
-		}),
-		defineTool(toolSpec[ReplaceInNoteArgs]{
-			name: ToolReplaceInNote, version: toolsVersion,
-			description: "Replace one exact passage of a note (it must occur exactly once; read the note first)." + editNote,
-			tune:        func(s *schemaT) { minLen(s, "path", 1); minLen(s, "find", 1) },
-			inline: func(ctx context.Context, r *runState, a ReplaceInNoteArgs) (any, error) {
-				return r.edit(ctx, vault.EditRequest{Op: ToolReplaceInNote, Path: a.Path, Find: a.Find, Replace: a.Replace})
-			},
-			summary: func(a ReplaceInNoteArgs) string { return "Proposing a change to " + noteLabel(a.Path) },
-			outcome: editOutcome,
-		}),
-		defineTool(toolSpec[SetPropertiesArgs]{
-			name: ToolSetProperties, version: toolsVersion,
-			description: "Set frontmatter properties of a note (tags, status, dates...), keeping the rest of its frontmatter as written." + editNote,
-			tune:        func(s *schemaT) { minLen(s, "path", 1) },
-			inline: func(ctx context.Context, r *runState, a SetPropertiesArgs) (any, error) {
-				return r.edit(ctx, vault.EditRequest{Op: ToolSetProperties, Path: a.Path, Properties: a.Properties})
-			},
-			summary: func(a SetPropertiesArgs) string { return "Proposing properties for " + noteLabel(a.Path) },
-			outcome: editOutcome,
-		}),
+		editTool(ToolCreateNote, "Create a new note. Refused if a note exists at the path.",
+			"Proposing a new note ", []string{"path"},
+			func(a CreateNoteArgs) vault.EditRequest {
+				return vault.EditRequest{Path: a.Path, Content: a.Content}
+			}),
+		editTool(ToolAppendToNote, "Add text at the end of a note, or at the end of one heading's section.",
+			"Proposing an addition to ", []string{"path", "content"},
+			func(a AppendToNoteArgs) vault.EditRequest {
+				return vault.EditRequest{Path: a.Path, Content: a.Content, Heading: a.Heading}
+			}),
+		editTool(ToolReplaceInNote, "Replace one exact passage of a note (it must occur exactly once; read the note first).",
+			"Proposing a change to ", []string{"path", "find"},
+			func(a ReplaceInNoteArgs) vault.EditRequest {
+				return vault.EditRequest{Path: a.Path, Find: a.Find, Replace: a.Replace}
+			}),
+		editTool(ToolSetProperties, "Set frontmatter properties of a note (tags, status, dates...), keeping the rest of its frontmatter as written.",
+			"Proposing properties for ", []string{"path"},
+			func(a SetPropertiesArgs) vault.EditRequest {
+				return vault.EditRequest{Path: a.Path, Properties: a.Properties}
+			}),
 	}
+}
+
+// editTool builds one edit tool: its arguments become an EditRequest of op
+// name (request sets every field but Op), the fields in nonEmpty must not be
+// empty, and the progress summary is summary followed by the note's label.
+func editTool[A any](name, description, summary string, nonEmpty []string, request func(A) vault.EditRequest) *Tool {
+	return defineTool(toolSpec[A]{
+		name: name, version: toolsVersion,
+		description: description + editNote,
+		tune: func(s *schemaT) {
+			for _, f := range nonEmpty {
+				minLen(s, f, 1)
+			}
+		},
+		inline: func(ctx context.Context, r *runState, a A) (any, error) {
+			req := request(a)
+			req.Op = name
+			return r.edit(ctx, req)
+		},
+		summary: func(a A) string { return summary + noteLabel(request(a).Path) },
+		outcome: editOutcome,
+	})
 }
 
 func editOutcome(out any) string {

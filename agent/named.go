@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vault-agent/vault-agent/llm"
@@ -69,11 +70,7 @@ func NamedNotes(msg string) []NoteRef {
 		name := strings.TrimRight(msg[m[2]:m[3]], ".-/")
 		hits = append(hits, hit{m[2] - 1, NoteRef{Name: name, Mention: true, Raw: "@" + name}})
 	}
-	for i := 1; i < len(hits); i++ { // by position; tiny input
-		for j := i; j > 0 && hits[j].at < hits[j-1].at; j-- {
-			hits[j], hits[j-1] = hits[j-1], hits[j]
-		}
-	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return a.at - b.at })
 	for _, h := range hits {
 		add(h.ref)
 	}

@@ -83,7 +83,7 @@ func (r *runState) withSystem(content string) {
 func (r *runState) loopTools() []llm.ToolDef {
 	var out []llm.ToolDef
 	for _, d := range r.registry.Defs(nil) {
-		if d.Name == planner.ToolWriteTodos || d.Name == planner.ToolPlanProgress {
+		if planner.IsPlannerTool(d.Name) {
 			continue
 		}
 		if d.Name == ToolRequestInput && !r.cfg.RequestInput {

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	porterstemmer "github.com/blevesearch/go-porterstemmer"
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
@@ -55,10 +55,10 @@ func (st *convState) sources() []source {
 	seen := map[string]bool{}
 	for _, named := range []bool{true, false} {
 		for _, r := range st.reads {
-			if r.path == "" || st.isNamed(r) != named {
+			if r.path == "" || r.named != named {
 				continue
 			}
-			key := r.path + "#" + itoa(r.chunk)
+			key := r.path + "#" + strconv.Itoa(r.chunk)
 			if seen[key] {
 				continue
 			}
@@ -323,7 +323,7 @@ func (st *convState) notHeldAnswer(srcs []source, cands []pick) string {
 func (st *convState) noteCitations(srcs []source) []string {
 	var out []string
 	for i := range srcs {
-		if c := st.cite(srcs, i); !containsString(out, c) {
+		if c := st.cite(srcs, i); !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
@@ -390,12 +390,13 @@ func (st *convState) cite(srcs []source, i int) string {
 	return "[[" + name + "]]"
 }
 
-// citations returns the wikilinks the answer cites.
-func (st *convState) citations() []string {
-	ans := st.answer()
+var reWikilink = regexp.MustCompile(`\[\[[^\]]+\]\]`)
+
+// citations returns the wikilinks answer cites, each once.
+func citations(answer string) []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`\[\[[^\]]+\]\]`).FindAllString(ans, -1) {
-		if !containsString(out, m) {
+	for _, m := range reWikilink.FindAllString(answer, -1) {
+		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}
 	}
@@ -458,33 +459,25 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-func joinAnd(items []string) string {
+func joinAnd(items []string) string { return joinWith(items, "and") }
+
+func joinOr(items []string) string { return joinWith(items, "or") }
+
+// joinWith lists items as "a, b <conj> c".
+func joinWith(items []string, conj string) string {
 	switch len(items) {
 	case 0:
 		return ""
 	case 1:
 		return items[0]
 	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
 }
 
 // short is s on one line, cut to n runes.
 func short(s string, n int) string {
 	return truncate.Runes(strings.Join(strings.Fields(s), " "), n)
 }
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// isNamed reports whether a read is one of the notes the goal names (read
-// by the agent before the loop).
-func (st *convState) isNamed(r readRec) bool { return r.named }
 
 // namedOnly reports whether the goal is only about the notes it names: it
 // names some and has no other words to search for.
@@ -518,13 +511,6 @@ func (st *convState) unresolvedNote() string {
 	return b.String()
 }
 
-func joinOr(items []string) string {
-	if len(items) < 2 {
-		return joinAnd(items)
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
-}
-
 // neighbourChunk is the chunk next to the one holding the answer's lead
 // sentence, when the answer may run across the boundary: the lead is among
 // the last two sentences of its chunk and the note goes on (the next
@@ -535,7 +521,7 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 	got := map[string]bool{}
 	perNote := map[string]int{}
 	for _, r := range st.reads {
-		got[r.path+"#"+itoa(r.chunk)] = true
+		got[r.path+"#"+strconv.Itoa(r.chunk)] = true
 		if perNote[r.path]++; perNote[r.path] > 1 {
 			return "", 0, false
 		}
@@ -566,10 +552,10 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 		}
 	}
 	switch {
-	case s.chunk+1 < s.chunks && best.sent.pos >= last-1 && !got[s.path+"#"+itoa(s.chunk+1)]:
+	case s.chunk+1 < s.chunks && best.sent.pos >= last-1 && !got[s.path+"#"+strconv.Itoa(s.chunk+1)]:
 		return s.path, s.chunk + 1, true
 	case s.chunk > 0 && best.sent.pos == first && !strings.HasPrefix(strings.TrimSpace(s.content), "#") &&
-		!got[s.path+"#"+itoa(s.chunk-1)]:
+		!got[s.path+"#"+strconv.Itoa(s.chunk-1)]:
 		return s.path, s.chunk - 1, true
 	}
 	return "", 0, false
@@ -645,6 +631,3 @@ func hasUnit(set map[string]bool, u string) bool {
 	}
 	return false
 }
-
-// stemOf is the match unit of a word that is not CJK.
-func stemOf(w string) string { return porterstemmer.StemString(w) }

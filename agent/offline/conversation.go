@@ -3,6 +3,7 @@ package offline
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vault-agent/vault-agent/agent"
@@ -359,7 +360,7 @@ func (st *convState) inherit(msgs []llm.Message) {
 			continue
 		}
 		for _, c := range reCited.FindAllStringSubmatch(m.Content, -1) {
-			if name := strings.TrimSpace(c[1]); name != "" && !containsString(st.prevCited, name) && len(st.prevCited) < 2 {
+			if name := strings.TrimSpace(c[1]); name != "" && !slices.Contains(st.prevCited, name) && len(st.prevCited) < 2 {
 				st.prevCited = append(st.prevCited, name)
 			}
 		}

@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func readCalls(t *testing.T, rec *events) (reads []string, searchedFirst bool) {
 			if err := json.Unmarshal(p.Output, &out); err != nil {
 				t.Fatal(err)
 			}
-			reads = append(reads, out.Path+"#"+itoa(out.ChunkIndex))
+			reads = append(reads, out.Path+"#"+strconv.Itoa(out.ChunkIndex))
 		}
 	}
 	return reads, searchedFirst

@@ -3,6 +3,7 @@ package offline
 import (
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/vault-agent/vault-agent/llm"
@@ -68,7 +69,7 @@ func (st *convState) stageValues(stage string) map[string]any {
 		ans := st.answer()
 		v["answer"] = ans
 		v["final_answer"] = ans
-		v["citations"] = st.citations()
+		v["citations"] = citations(ans)
 		v["sources"] = v["citations"]
 		v["summary"] = short(st.observation(), 200)
 		v["done"] = true
@@ -195,13 +196,8 @@ func adapt(v any, ps map[string]any) any {
 	}
 	out := make([]any, len(list))
 	for i, s := range list {
-		obj, _ := fillSchema(items, map[string]any{"id": "s" + itoa(i+1)}, s).(map[string]any)
+		obj, _ := fillSchema(items, map[string]any{"id": "s" + strconv.Itoa(i+1)}, s).(map[string]any)
 		out[i] = obj
 	}
 	return out
-}
-
-func itoa(i int) string {
-	b, _ := json.Marshal(i)
-	return string(b)
 }

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -9,6 +10,7 @@ import (
 
 	porterstemmer "github.com/blevesearch/go-porterstemmer"
 
+	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -161,16 +163,13 @@ func (q queryTerms) salient(n int) []string {
 			words = append(words, w)
 		}
 	}
-	sorted := append([]string(nil), words...)
-	for i := 1; i < len(sorted); i++ { // insertion sort: stable, tiny input
-		for j := i; j > 0 && utf8.RuneCountInString(sorted[j]) > utf8.RuneCountInString(sorted[j-1]); j-- {
-			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
-		}
+	slices.SortStableFunc(words, func(a, b string) int {
+		return utf8.RuneCountInString(b) - utf8.RuneCountInString(a)
+	})
+	if len(words) > n {
+		words = words[:n]
 	}
-	if len(sorted) > n {
-		sorted = sorted[:n]
-	}
-	return sorted
+	return words
 }
 
 // extractTerms pulls the search terms out of a goal: quoted phrases are
@@ -277,8 +276,11 @@ func stems(w string) []string {
 		}
 		return out
 	}
-	return []string{porterstemmer.StemString(w)}
+	return []string{stemOf(w)}
 }
+
+// stemOf is the match unit of a word that is not CJK.
+func stemOf(w string) string { return porterstemmer.StemString(w) }
 
 // stemSet returns the set of match units of text.
 func stemSet(text string) map[string]bool {
@@ -557,10 +559,7 @@ func cleanSentence(s string) string {
 	} else if letters < 3 || len(strings.Fields(s)) < 3 {
 		return ""
 	}
-	if rs := []rune(s); len(rs) > 320 {
-		s = strings.TrimSpace(string(rs[:319])) + "…"
-	}
-	return s
+	return truncate.Runes(s, 320)
 }
 
 // scoreSentence counts the goal's terms found in the sentence; a phrase or a
