@@ -83,6 +83,13 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 		total += time.Since(start)
 		notes = st.Added
 		b.StopTimer()
+		if os.Getenv("VAULT_AGENT_BENCH_STATS") != "" {
+			if sm, ok := ix.idx.StatsMap()["index"].(map[string]interface{}); ok {
+				for _, k := range []string{"TotBatches", "TotIntroducedSegmentsBatch", "TotFileMergeSegments", "TotFileMergePlanTasks", "TotFileMergeZapTime", "TotMemMergeSegments", "TotPersistedItems", "TotFileSegmentsAtRoot", "TotMemorySegmentsAtRoot", "num_bytes_used_disk", "TotFileMergeIntroductions"} {
+					b.Logf("%s=%v", k, sm[k])
+				}
+			}
+		}
 		ix.Close()
 		b.StartTimer()
 	}

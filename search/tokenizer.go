@@ -74,11 +74,17 @@ type wordTokenizer struct{}
 func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	t := tokenWriter{pos: 1}
 	t.slab = make([]analysis.Token, 0, min(1024, len(input)/6+1))
+	t.tokenize(input)
+	return t.out
+}
+
+// tokenize appends the tokens of input to t.out.
+func (t *tokenWriter) tokenize(input []byte) {
 	if !utf8.Valid(input) {
 		// The segmenter stops at the first invalid byte; so does the
 		// unicode tokenizer. (Note text is made valid before indexing.)
 		t.unicodeRun(input, 0, len(input))
-		return t.out
+		return
 	}
 	i := 0
 	for i < len(input) {
@@ -107,7 +113,6 @@ func (wordTokenizer) Tokenize(input []byte) analysis.TokenStream {
 		}
 		i = j
 	}
-	return t.out
 }
 
 // tokenWriter collects the tokens of one text, allocating them in slabs.
@@ -115,11 +120,33 @@ type tokenWriter struct {
 	out  analysis.TokenStream
 	slab []analysis.Token
 	pos  int
+	// filled counts the tokens of the slabs filled before slab: a
+	// pooled writer's next slab holds them all.
+	filled int
+}
+
+// maxPooledTokens bounds the slab a pooled writer keeps (4 MiB of tokens).
+const maxPooledTokens = 1 << 16
+
+// reset readies a pooled writer for another text; the tokens of the last
+// one must be dead by then.
+func (t *tokenWriter) reset() {
+	need := t.filled + len(t.slab)
+	clear(t.slab)
+	clear(t.out)
+	switch {
+	case need > maxPooledTokens:
+		t.slab = nil
+	case t.filled > 0:
+		t.slab = make([]analysis.Token, 0, need)
+	}
+	t.slab, t.out, t.pos, t.filled = t.slab[:0], t.out[:0], 1, 0
 }
 
 func (t *tokenWriter) add(term []byte, start, end int, typ analysis.TokenType) {
 	if len(t.slab) == cap(t.slab) {
-		t.slab = make([]analysis.Token, 0, min(1024, 2*cap(t.slab)))
+		t.filled += len(t.slab)
+		t.slab = make([]analysis.Token, 0, min(1024, max(64, 2*cap(t.slab))))
 	}
 	t.slab = append(t.slab, analysis.Token{Term: term, Start: start, End: end, Position: t.pos, Type: typ})
 	t.out = append(t.out, &t.slab[len(t.slab)-1])
