@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -50,4 +51,33 @@ func TestBulkMemoryLimit(t *testing.T) {
 		t.Fatalf("process limit changed: %d", got)
 	}
 	restore()
+}
+
+// TestBulkLimitFollowsTheLiveHeap checks that the limit of a bulk sync
+// rises to keep headroom above a live heap that outgrew it, and that the
+// limit before the sync comes back after it.
+func TestBulkLimitFollowsTheLiveHeap(t *testing.T) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Skip("GOMEMLIMIT is set")
+	}
+	restore := bulkMemoryLimit()
+	ballast := make([]byte, bulkMemory) // live: the limit alone would leave no room
+	for i := range ballast {
+		ballast[i] = byte(i)
+	}
+	runtime.GC()
+	raiseBulkLimit()
+	got := debug.SetMemoryLimit(-1)
+	runtime.KeepAlive(ballast)
+	if got < bulkMemory+bulkHeadroom {
+		t.Errorf("limit %d MiB with %d MiB live, want at least %d MiB", got>>20, len(ballast)>>20, (bulkMemory+bulkHeadroom)>>20)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit after the sync %d", got)
+	}
+	raiseBulkLimit() // no bulk sync: nothing changes
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit raised outside a bulk sync: %d", got)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"sort"
 	"strings"
 	"sync"
@@ -233,8 +234,13 @@ func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) 
 	}
 }
 
-// finish flushes the writer and waits for the index to be persisted.
+// finish flushes the writer and waits for the index to be persisted. A
+// sync cancelled part way still writes what it has read, with the state
+// record, so the next sync goes on from there instead of starting over.
 func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		w.ctx = context.WithoutCancel(w.ctx)
+	}
 	if ferr := w.maybeFlush(true); err == nil {
 		err = ferr
 	}
@@ -582,6 +588,9 @@ type writer struct {
 	wrote    bool
 	// sinceState counts the notes written since the state record was.
 	sinceState int
+	// bulk is set for a sync of bulkNotes or more: the state record is
+	// written with its last batch only.
+	bulk bool
 	// unpersisted are the persistence signals of the batches written and
 	// not known to be persisted, oldest first.
 	unpersisted []chan error
@@ -606,10 +615,12 @@ const maxBatchBytes = 4 << 20
 // nears bulkMemory, so the peak stays about the same whatever the size of
 // the vault.
 const (
-	bulkNotes     = 2000
 	bulkMemory    = 176 << 20
 	bulkGCPercent = 400
+	bulkHeadroom  = 88 << 20
 )
+
+var bulkNotes = 2000 // a variable for tests
 
 var bulkMu struct {
 	sync.Mutex
@@ -643,6 +654,26 @@ func bulkMemoryLimit() (restore func()) {
 	}
 }
 
+// raiseBulkLimit keeps bulkHeadroom between the live heap and the soft
+// limit of a bulk sync: what a sync keeps per note (its metadata, the
+// tables of names and links) grows with the vault, and a limit the live
+// heap nears makes the collector run without pause, most of the CPU spent
+// marking the same objects again. The limit only rises, and only while a
+// bulk sync set it.
+func raiseBulkLimit() {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	want := int64(s[0].Value.Uint64()) + bulkHeadroom
+	bulkMu.Lock()
+	defer bulkMu.Unlock()
+	if bulkMu.n > 0 && want > debug.SetMemoryLimit(-1) {
+		debug.SetMemoryLimit(want)
+	}
+}
+
 func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc) *writer {
 	ix.idxMu.RLock()
 	b := ix.idx.NewBatch()
@@ -650,7 +681,7 @@ func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc
 	if progress != nil {
 		progress(0, total)
 	}
-	return &writer{ix: ix, ctx: ctx, b: b, pending: make(map[string]*NoteMeta), docs: make(map[string]*document.Document), total: total, progress: progress}
+	return &writer{ix: ix, ctx: ctx, b: b, pending: make(map[string]*NoteMeta), docs: make(map[string]*document.Document), total: total, progress: progress, bulk: total >= bulkNotes}
 }
 
 func metaOfNote(n *vault.Note) *NoteMeta {
@@ -703,10 +734,13 @@ func (w *writer) maybeFlush(final bool) error {
 	// The state record lists every note, so writing it with every batch
 	// of a large sync costs time and memory in the square of the vault's
 	// size. It is written with the last batch, and before that only
-	// once a quarter more notes were written since it last was: a crash
-	// in between leaves documents the state does not list, which Open
-	// takes for a damaged index and rebuilds.
-	if final || w.sinceState+w.ops >= max(ix.batchSz, len(ix.meta)/4) {
+	// once a quarter more notes were written since it last was, except
+	// in a bulk sync (a first index, a rebuild), where only the last
+	// batch (or the last before a cancellation) writes it: each record
+	// is held in memory until the next replaces it, a third of a kilobyte
+	// per note. A crash in between leaves documents the state does not
+	// list, which Open takes for a damaged index and rebuilds.
+	if final || !w.bulk && w.sinceState+w.ops >= max(ix.batchSz, len(ix.meta)/4) {
 		ix.mu.RLock()
 		state := encodeState(ix.meta, w.pending)
 		ix.mu.RUnlock()
@@ -750,6 +784,9 @@ func (w *writer) maybeFlush(final bool) error {
 			w.unpersisted = w.unpersisted[1:]
 			ix.persistWaits.Add(1)
 		}
+	}
+	if w.bulk {
+		raiseBulkLimit()
 	}
 	// The documents are analysed now: record their field lengths, which
 	// ranking needs (they reach the state record with the next batch).

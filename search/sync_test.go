@@ -414,6 +414,58 @@ func TestSyncStateWrittenSparingly(t *testing.T) {
 	}
 }
 
+// TestBulkSyncStateAtTheEnd checks that a bulk sync (a first index)
+// writes the state record once, with its last batch, and that a bulk sync
+// cancelled part way still writes what it read, so the next sync goes on
+// from there.
+func TestBulkSyncStateAtTheEnd(t *testing.T) {
+	defer func(n int) { bulkNotes = n }(bulkNotes)
+	bulkNotes = 50
+	files := map[string]string{}
+	for i := 0; i < 300; i++ {
+		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%300)
+	}
+	dir := writeVault(t, files)
+
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.stateWrites.Load(); n != 1 {
+		t.Errorf("a bulk sync wrote the state record %d times, want once", n)
+	}
+	ix.Close()
+
+	idxPath = filepath.Join(t.TempDir(), "idx")
+	ix, err = Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = ix.Sync(ctx, func(done, total int) {
+		if done >= 150 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled sync: %v", err)
+	}
+	written := ix.Count()
+	if written < 150 || written >= 300 {
+		t.Fatalf("%d notes indexed when the sync was cancelled", written)
+	}
+	ix.Close()
+	_, st := openDisk(t, dir, idxPath)
+	if st.Rebuilt || st.Unchanged != written || st.Added != 300-written {
+		t.Errorf("the sync after a cancelled one: %+v, want %d unchanged and the rest added", st, written)
+	}
+}
+
 // TestFullIndexPartitioned checks that a full index done in several link
 // partitions (spilled to files beside the index) gives every note the
 // same inbound link context as one done in memory, and leaves no file.
