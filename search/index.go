@@ -280,8 +280,18 @@ func (ix *Index) runtimeConfig() map[string]interface{} {
 		// the next Sync redoes because the state record is persisted in
 		// the same snapshot as the documents.
 		"unsafe_batch": true,
+		// A merged segment holds at most maxSegmentDocs notes. Merging
+		// maps every page of the segments it reads, so without a cap the
+		// last merges of a large vault's first index read the whole index
+		// at once and the memory of indexing grows with the vault; with
+		// it, a 100,000-note vault ends in ten to twenty segments, which a
+		// search reads side by side.
+		"scorchMergePlanOptions": map[string]interface{}{"MaxSegmentSize": maxSegmentDocs},
 	}
 }
+
+// maxSegmentDocs caps the notes of a merged segment (see runtimeConfig).
+const maxSegmentDocs = 10000
 
 func (ix *Index) openOrCreate(ctx context.Context) error {
 	reason := ""

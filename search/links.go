@@ -61,6 +61,13 @@ type inbound struct {
 
 // linkKeys returns the unique sorted link keys of lcs.
 func linkKeys(lcs []vault.LinkContext) []string {
+	return internedLinkKeys(lcs, nil)
+}
+
+// internedLinkKeys is linkKeys with each key replaced by the one in intern
+// (added when new), when intern is not nil: the notes of a vault link to
+// the same few names, and a sync keeps the keys of every note.
+func internedLinkKeys(lcs []vault.LinkContext, intern map[string]string) []string {
 	if len(lcs) == 0 {
 		return nil
 	}
@@ -71,7 +78,17 @@ func linkKeys(lcs []vault.LinkContext) []string {
 		}
 	}
 	sort.Strings(keys)
-	return dedupeSorted(keys)
+	keys = slices.Clip(dedupeSorted(keys))
+	if intern != nil {
+		for i, k := range keys {
+			if c, ok := intern[k]; ok {
+				keys[i] = c
+			} else {
+				intern[k] = k
+			}
+		}
+	}
+	return keys
 }
 
 func dedupeSorted(s []string) []string {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -361,5 +362,23 @@ func TestLinkContextWatcher(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("after %s", st.name)
 		}
+	}
+}
+
+// TestLinkKeysInterned checks that the link keys of the notes a sync
+// writes share one copy of each name, with no spare capacity.
+func TestLinkKeysInterned(t *testing.T) {
+	intern := map[string]string{}
+	a := internedLinkKeys(vault.LinkContexts("a.md", []byte("[[Target]] and [[Other]] and [[target]]")), intern)
+	b := internedLinkKeys(vault.LinkContexts("b.md", []byte("see [[Target]]")), intern)
+	if len(a) != 2 || len(b) != 1 || cap(a) != len(a) {
+		t.Fatalf("keys %q (cap %d), %q", a, cap(a), b)
+	}
+	i := slices.Index(a, b[0])
+	if i < 0 || unsafe.StringData(a[i]) != unsafe.StringData(b[0]) {
+		t.Errorf("the key %q is not shared between the notes", b[0])
+	}
+	if got := linkKeys(vault.LinkContexts("c.md", []byte("[[Target]]"))); len(got) != 1 || got[0] != b[0] {
+		t.Errorf("linkKeys without interning: %q", got)
 	}
 }

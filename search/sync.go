@@ -591,6 +591,8 @@ type writer struct {
 	// bulk is set for a sync of bulkNotes or more: the state record is
 	// written with its last batch only.
 	bulk bool
+	// intern holds one copy of each link key of the notes written.
+	intern map[string]string
 	// unpersisted are the persistence signals of the batches written and
 	// not known to be persisted, oldest first.
 	unpersisted []chan error
@@ -701,7 +703,10 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	fastFields(doc)
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
 	m := metaOfNote(n)
-	m.inHash, m.keys, m.outHash = in.hashOrZero(), linkKeys(links), outHash(links)
+	if w.intern == nil {
+		w.intern = map[string]string{}
+	}
+	m.inHash, m.keys, m.outHash = in.hashOrZero(), internedLinkKeys(links, w.intern), outHash(links)
 	w.pending[n.Path] = m
 	w.docs[n.Path] = doc
 	w.ops++
