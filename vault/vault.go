@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -448,23 +449,11 @@ func (v *Vault) ReadRaw(rel string, limit int64) (*RawNote, error) {
 	} else if reason != "" {
 		return nil, fmt.Errorf("read note %q: %w: %s", rel, ErrNotFound, reason)
 	}
-	abs, err := v.Resolve(c)
-	if err != nil {
-		return nil, fmt.Errorf("read note: %w", err)
-	}
-	if real, ok := v.Rel(abs); ok && real != c {
-		// A symlink into a dot-folder or an excluded place does not
-		// make that place part of the vault.
-		if _, reason := v.hiddenReason(real, false); reason != "" {
-			return nil, fmt.Errorf("read note %q: %w: it links to %q and %s", rel, ErrNotFound, real, reason)
+	f := openPlain(v.root, c)
+	if f == nil {
+		if f, err = v.openResolved(rel, c); err != nil {
+			return nil, err
 		}
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, fmt.Errorf("read note %q: %w", rel, ErrNotFound)
-		}
-		return nil, fmt.Errorf("read note %q: %w", rel, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -473,6 +462,9 @@ func (v *Vault) ReadRaw(rel string, limit int64) (*RawNote, error) {
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("read note %q: %w: it is a folder", rel, ErrNotMarkdown)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read note %q: %w: it is not a regular file (%s)", rel, ErrNotMarkdown, st.Mode().Type())
 	}
 	raw := &RawNote{Path: c, ModTime: st.ModTime()}
 	if limit >= 0 && st.Size() > limit {
@@ -494,6 +486,37 @@ func (v *Vault) ReadRaw(rel string, limit int64) (*RawNote, error) {
 		return nil, fmt.Errorf("read note %q: %w: it holds binary data (NUL bytes), not text", rel, ErrNotMarkdown)
 	}
 	return raw, nil
+}
+
+// slowOpens counts the notes opened by openResolved (tests).
+var slowOpens atomic.Int64
+
+// openResolved opens the note at c (rel as given) after resolving its
+// symlinks: refused when one leads outside the vault, not found when one
+// leads into a dot-folder or an excluded place.
+func (v *Vault) openResolved(rel, c string) (*os.File, error) {
+	slowOpens.Add(1)
+	abs, err := v.Resolve(c)
+	if err != nil {
+		return nil, fmt.Errorf("read note: %w", err)
+	}
+	if real, ok := v.Rel(abs); ok && real != c {
+		// A symlink into a dot-folder or an excluded place does not
+		// make that place part of the vault.
+		if _, reason := v.hiddenReason(real, false); reason != "" {
+			return nil, fmt.Errorf("read note %q: %w: it links to %q and %s", rel, ErrNotFound, real, reason)
+		}
+	}
+	// Non-blocking: opening a FIFO named like a note must not wait for a
+	// writer (ReadRaw refuses anything but a regular file once open).
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, fmt.Errorf("read note %q: %w", rel, ErrNotFound)
+		}
+		return nil, fmt.Errorf("read note %q: %w", rel, err)
+	}
+	return f, nil
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
