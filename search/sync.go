@@ -617,9 +617,9 @@ const maxBatchBytes = 4 << 20
 // nears bulkMemory, so the peak stays about the same whatever the size of
 // the vault.
 const (
-	bulkMemory    = 176 << 20
+	bulkMemory    = 168 << 20
 	bulkGCPercent = 400
-	bulkHeadroom  = 88 << 20
+	bulkHeadroom  = 72 << 20
 )
 
 var bulkNotes = 2000 // a variable for tests
