@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +69,10 @@ func (f *vaultFlags) open(cmd *cobra.Command, log *slog.Logger, o service.Option
 	svc, err := service.Open(cmd.Context(), o)
 	progress.finish()
 	embedding.finish()
+	if err != nil && cmd.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		// An interrupted sync keeps what it indexed (search.Index.Sync).
+		return nil, errors.New("interrupted: the notes indexed so far are kept, and the next run goes on from there")
+	}
 	return svc, openError(cmd, err)
 }
 
