@@ -1,7 +1,9 @@
 package search
 
 import (
+	"encoding/binary"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +44,37 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	if _, err := decodeState([]byte(`[{"p":"x.md"}]`)); err == nil {
 		t.Error("an old JSON state decoded")
+	}
+}
+
+// TestStateSizedOnce checks that the state record is allocated at its
+// final size (the bound is never short, so it never grows by doubling) and
+// with little slack, for notes with extreme numbers and long strings.
+func TestStateSizedOnce(t *testing.T) {
+	meta := map[string]*NoteMeta{}
+	for i := 0; i < 200; i++ {
+		p := strings.Repeat("folder/", i%7) + "note " + itoa(i) + ".md"
+		m := &NoteMeta{Path: p, Title: strings.Repeat("T", i), MTime: time.Unix(1<<40, -1), Date: time.UnixMilli(-1 << 50),
+			Size: -1 << 62, Hash: strings.Repeat("f", 64), lens: make([]int32, numLenFields), inHash: ^uint64(0), outHash: 1}
+		for j := range m.lens {
+			m.lens[j] = 1<<31 - 1
+		}
+		for j := 0; j < i%5; j++ {
+			m.Aliases = append(m.Aliases, strings.Repeat("a", 200*j))
+			m.Tags = append(m.Tags, "tag/"+itoa(j))
+			m.keys = append(m.keys, "key "+itoa(j))
+		}
+		meta[p] = m
+	}
+	b := encodeState(meta, nil)
+	bound := 16
+	for _, m := range meta {
+		bound += stateSizeBound(m)
+	}
+	if cap(b) != bound {
+		t.Errorf("the record grew past its bound: cap %d, bound %d, len %d", cap(b), bound, len(b))
+	}
+	if slack := cap(b) - len(b); slack > 3*binary.MaxVarintLen64*len(meta) {
+		t.Errorf("slack %d bytes for %d notes", slack, len(meta))
 	}
 }
