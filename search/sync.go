@@ -238,13 +238,15 @@ func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) 
 // sync cancelled part way still writes what it has read, with the state
 // record, so the next sync goes on from there instead of starting over.
 func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	cancelled := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	if cancelled {
 		w.ctx = context.WithoutCancel(w.ctx)
 	}
-	if ferr := w.maybeFlush(true); err == nil {
+	ferr := w.maybeFlush(true)
+	if err == nil {
 		err = ferr
 	}
-	if err == nil && w.wrote {
+	if (err == nil || cancelled && ferr == nil) && w.wrote {
 		ix.waitPersisted(time.Minute)
 	}
 	if err == nil && progress != nil {
