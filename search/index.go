@@ -52,10 +52,15 @@ type NoteMeta struct {
 	Hash string    `json:"hash"`
 
 	// lens are the analysed lengths of the note's text fields (lenFields),
-	// nil until known; inHash is the hash of its inbound link context.
-	lens    []int32
+	// when hasLens; inHash is the hash of its inbound link context. The
+	// per-note fields below hold no pointers but keys' one: a large
+	// vault's first index keeps them for every note while the collector
+	// runs every few tens of megabytes, and what it has to scan is what
+	// makes each cycle cost more as the vault grows.
+	lens    [numLenFields]int32
+	hasLens bool
 	inHash  uint64
-	keys    []string // vault.LinkKey of each of its links, sorted, unique
+	keys    linkKeys // vault.LinkKey of each of its links, sorted, unique
 	outHash uint64   // outHash of its links
 }
 
@@ -470,7 +475,7 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 
 // addLens and forgetLens keep the field length sums; called with mu held.
 func (ix *Index) addLens(m *NoteMeta) {
-	if m == nil || m.lens == nil {
+	if m == nil || !m.hasLens {
 		return
 	}
 	for i, l := range m.lens {
@@ -480,7 +485,7 @@ func (ix *Index) addLens(m *NoteMeta) {
 }
 
 func (ix *Index) forgetLens(m *NoteMeta) {
-	if m == nil || m.lens == nil {
+	if m == nil || !m.hasLens {
 		return
 	}
 	for i, l := range m.lens {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,36 +60,71 @@ type inbound struct {
 	hash    uint64 // 0 when there is no inbound link
 }
 
-// linkKeys returns the unique sorted link keys of lcs.
-func linkKeys(lcs []vault.LinkContext) []string {
-	return internedLinkKeys(lcs, nil)
-}
+// linkKeys is the unique, sorted vault.LinkKey of each link of a note,
+// packed in one string: each key as its length (a uvarint) and its bytes,
+// the layout of a list in the state record. One pointer-free string a note
+// instead of a slice of strings: a sync keeps the keys of every note, and
+// the collector would scan each slice on every cycle.
+type linkKeys string
 
-// internedLinkKeys is linkKeys with each key replaced by the one in intern
-// (added when new), when intern is not nil: the notes of a vault link to
-// the same few names, and a sync keeps the keys of every note.
-func internedLinkKeys(lcs []vault.LinkContext, intern map[string]string) []string {
+// packLinkKeys returns the link keys of lcs.
+func packLinkKeys(lcs []vault.LinkContext) linkKeys {
 	if len(lcs) == 0 {
-		return nil
+		return ""
 	}
 	keys := make([]string, 0, len(lcs))
+	size := 0
 	for _, l := range lcs {
 		if k := vault.LinkKey(l.Target); k != "" {
 			keys = append(keys, k)
+			size += strBytes(k)
 		}
 	}
 	sort.Strings(keys)
-	keys = slices.Clip(dedupeSorted(keys))
-	if intern != nil {
-		for i, k := range keys {
-			if c, ok := intern[k]; ok {
-				keys[i] = c
-			} else {
-				intern[k] = k
+	keys = dedupeSorted(keys)
+	b := make([]byte, 0, size)
+	for _, k := range keys {
+		b = appendStr(b, k)
+	}
+	return linkKeys(b)
+}
+
+// all yields each key, a substring of k.
+func (k linkKeys) all() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for s := string(k); s != ""; {
+			n, w := uvarintString(s)
+			if w <= 0 || n > uint64(len(s)-w) {
+				return // not written by keysOf or the state reader
 			}
+			if !yield(s[w : w+int(n)]) {
+				return
+			}
+			s = s[w+int(n):]
 		}
 	}
-	return keys
+}
+
+// uvarintString is binary.Uvarint of a string's bytes.
+func uvarintString(s string) (uint64, int) {
+	var x uint64
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			return x | uint64(c)<<(7*i), i + 1
+		}
+		x |= uint64(c&0x7f) << (7 * i)
+	}
+	return 0, 0
+}
+
+// count returns the number of keys.
+func (k linkKeys) count() int {
+	n := 0
+	for range k.all() {
+		n++
+	}
+	return n
 }
 
 func dedupeSorted(s []string) []string {
@@ -552,12 +588,12 @@ func (ix *Index) linkTablesChanged(old, m *NoteMeta) {
 	}
 	if ix.linkersIdx != nil {
 		if old != nil {
-			for _, k := range old.keys {
+			for k := range old.keys.all() {
 				ix.linkersIdx[k] = without(ix.linkersIdx[k], old.Path)
 			}
 		}
 		if m != nil {
-			for _, k := range m.keys {
+			for k := range m.keys.all() {
 				ix.linkersIdx[k] = withSorted(ix.linkersIdx[k], m.Path)
 			}
 		}
@@ -601,7 +637,7 @@ func (ix *Index) linkers() map[string][]string {
 	if ix.linkersIdx == nil {
 		l = make(map[string][]string, len(ix.meta))
 		for p, m := range ix.meta {
-			for _, k := range m.keys {
+			for k := range m.keys.all() {
 				l[k] = append(l[k], p)
 			}
 		}

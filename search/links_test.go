@@ -8,9 +8,9 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -100,7 +100,7 @@ func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 	}
 	for _, p := range fresh.Paths() {
 		a, b := ix.metaOf(p), fresh.metaOf(p)
-		if a == nil || a.inHash != b.inHash || !reflect.DeepEqual(a.keys, b.keys) {
+		if a == nil || a.inHash != b.inHash || a.keys != b.keys {
 			t.Errorf("link data of %s: got %+v, fresh %+v", p, a, b)
 		}
 	}
@@ -365,20 +365,30 @@ func TestLinkContextWatcher(t *testing.T) {
 	}
 }
 
-// TestLinkKeysInterned checks that the link keys of the notes a sync
-// writes share one copy of each name, with no spare capacity.
-func TestLinkKeysInterned(t *testing.T) {
-	intern := map[string]string{}
-	a := internedLinkKeys(vault.LinkContexts("a.md", []byte("[[Target]] and [[Other]] and [[target]]")), intern)
-	b := internedLinkKeys(vault.LinkContexts("b.md", []byte("see [[Target]]")), intern)
-	if len(a) != 2 || len(b) != 1 || cap(a) != len(a) {
-		t.Fatalf("keys %q (cap %d), %q", a, cap(a), b)
+// TestLinkKeysPacked checks the packed link keys of a note: unique,
+// sorted, each key as vault.LinkKey gives it (long keys and bytes the
+// packing uses included), and the same after the state record.
+func TestLinkKeysPacked(t *testing.T) {
+	long := strings.Repeat("λ", 200) // a length that takes two bytes
+	src := "[[Target]] and [[Other]] and [[target]] and [[" + long + "]] and [[a\x00b]] and [[\x05]]"
+	lcs := vault.LinkContexts("a.md", []byte(src))
+	var want []string
+	for _, lc := range lcs {
+		if k := vault.LinkKey(lc.Target); k != "" && !slices.Contains(want, k) {
+			want = append(want, k)
+		}
 	}
-	i := slices.Index(a, b[0])
-	if i < 0 || unsafe.StringData(a[i]) != unsafe.StringData(b[0]) {
-		t.Errorf("the key %q is not shared between the notes", b[0])
+	slices.Sort(want)
+	keys := packLinkKeys(lcs)
+	if got := slices.Collect(keys.all()); !reflect.DeepEqual(got, want) || keys.count() != len(want) || len(want) != 5 {
+		t.Fatalf("keys %q (count %d), want %q", got, keys.count(), want)
 	}
-	if got := linkKeys(vault.LinkContexts("c.md", []byte("[[Target]]"))); len(got) != 1 || got[0] != b[0] {
-		t.Errorf("linkKeys without interning: %q", got)
+	m := &NoteMeta{Path: "a.md", MTime: time.Unix(1, 0), keys: keys}
+	got, err := decodeState(encodeState(map[string]*NoteMeta{"a.md": m}, nil))
+	if err != nil || len(got) != 1 || got[0].keys != keys {
+		t.Fatalf("after the state record: %v %+v", err, got)
+	}
+	if packLinkKeys(nil) != "" || slices.Collect(linkKeys("\xff").all()) != nil {
+		t.Error("no links, or a damaged list, must have no keys")
 	}
 }

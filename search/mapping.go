@@ -63,8 +63,8 @@ const numLenFields = len(lenFields)
 
 // fieldLengths returns the analysed length of each of lenFields in an
 // indexed (so analysed) document.
-func fieldLengths(doc *document.Document) []int32 {
-	lens := make([]int32, numLenFields)
+func fieldLengths(doc *document.Document) [numLenFields]int32 {
+	var lens [numLenFields]int32
 	for _, f := range doc.Fields {
 		for i, name := range lenFields {
 			if f.Name() == name {

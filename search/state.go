@@ -54,13 +54,18 @@ func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte
 		b = binary.AppendVarint(b, date)
 		b = binary.AppendVarint(b, m.Size)
 		b = appendStr(b, m.Hash)
-		b = binary.AppendUvarint(b, uint64(len(m.lens)))
-		for _, l := range m.lens {
+		lens := m.lens[:0]
+		if m.hasLens {
+			lens = m.lens[:]
+		}
+		b = binary.AppendUvarint(b, uint64(len(lens)))
+		for _, l := range lens {
 			b = binary.AppendUvarint(b, uint64(l))
 		}
 		b = binary.LittleEndian.AppendUint64(b, m.inHash)
 		b = binary.LittleEndian.AppendUint64(b, m.outHash)
-		b = appendStrs(b, m.keys)
+		b = binary.AppendUvarint(b, uint64(m.keys.count()))
+		b = append(b, m.keys...)
 	}
 	for p, m := range meta {
 		if _, ok := pending[p]; !ok {
@@ -79,11 +84,14 @@ func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte
 // strings and counts exactly, each time and size as the longest varint.
 func stateSizeBound(m *NoteMeta) int {
 	size := strBytes(m.Path) + strBytes(m.Title) + strBytes(m.Hash) + 3*binary.MaxVarintLen64 + 16
-	size += uvarintLen(uint64(len(m.lens)))
-	for _, l := range m.lens {
-		size += uvarintLen(uint64(l))
+	size += 1
+	if m.hasLens {
+		for _, l := range m.lens {
+			size += uvarintLen(uint64(l))
+		}
 	}
-	for _, ss := range [][]string{m.Aliases, m.Tags, m.keys} {
+	size += binary.MaxVarintLen64 + len(m.keys)
+	for _, ss := range [][]string{m.Aliases, m.Tags} {
 		size += uvarintLen(uint64(len(ss)))
 		for _, s := range ss {
 			size += strBytes(s)
@@ -192,6 +200,29 @@ func (r *stateReader) strs() []string {
 	return out
 }
 
+// linkKeys reads a list of strings as linkKeys: the list's count, then
+// the strings as linkKeys packs them.
+func (r *stateReader) linkKeys() linkKeys {
+	n := r.uvarint()
+	if r.err != nil || n == 0 {
+		return ""
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errors.New("truncated list")
+		return ""
+	}
+	all := r.b
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		l := r.uvarint()
+		if r.err == nil && l > uint64(len(r.b)) {
+			r.err = errors.New("truncated string")
+			return ""
+		}
+		r.b = r.b[l:]
+	}
+	return linkKeys(all[:len(all)-len(r.b)])
+}
+
 func decodeState(b []byte) ([]*NoteMeta, error) {
 	if len(b) == 0 {
 		return nil, errors.New("missing")
@@ -218,13 +249,13 @@ func decodeState(b []byte) ([]*NoteMeta, error) {
 				r.err = fmt.Errorf("%d field lengths, want %d", nl, numLenFields)
 				break
 			}
-			m.lens = make([]int32, nl)
 			for j := range m.lens {
 				m.lens[j] = int32(r.uvarint())
 			}
+			m.hasLens = true
 		}
 		m.inHash, m.outHash = r.u64(), r.u64()
-		m.keys = r.strs()
+		m.keys = r.linkKeys()
 		out = append(out, m)
 	}
 	if r.err != nil {

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 func TestStateRoundTrip(t *testing.T) {
 	meta := map[string]*NoteMeta{
 		"a.md": {Path: "a.md", Title: "A", Aliases: []string{"x", "y"}, Tags: []string{"t/u"}, MTime: time.Unix(1, 5),
-			Date: time.UnixMilli(1700000000000), Size: 42, Hash: "abc", lens: make([]int32, numLenFields), inHash: 7, outHash: 9,
-			keys: []string{"b", "c"}},
+			Date: time.UnixMilli(1700000000000), Size: 42, Hash: "abc", hasLens: true, inHash: 7, outHash: 9,
+			keys: packLinkKeys([]vault.LinkContext{{Target: "b"}, {Target: "c"}})},
 		"gone.md": {Path: "gone.md", MTime: time.Unix(2, 0)},
 	}
 	meta["a.md"].lens[4] = 300
@@ -30,7 +32,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	a := byPath["a.md"]
 	want := meta["a.md"]
-	if !reflect.DeepEqual(a.lens, want.lens) || !reflect.DeepEqual(a.keys, want.keys) || a.inHash != 7 || a.outHash != 9 ||
+	if a.lens != want.lens || !a.hasLens || a.keys != want.keys || a.keys.count() != 2 || a.inHash != 7 || a.outHash != 9 ||
 		!a.MTime.Equal(want.MTime) || !a.Date.Equal(want.Date) || a.Size != 42 || a.Hash != "abc" ||
 		!reflect.DeepEqual(a.Aliases, want.Aliases) || !reflect.DeepEqual(a.Tags, want.Tags) || a.Title != "A" {
 		t.Errorf("a.md = %+v, want %+v", a, want)
@@ -55,15 +57,17 @@ func TestStateSizedOnce(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		p := strings.Repeat("folder/", i%7) + "note " + itoa(i) + ".md"
 		m := &NoteMeta{Path: p, Title: strings.Repeat("T", i), MTime: time.Unix(1<<40, -1), Date: time.UnixMilli(-1 << 50),
-			Size: -1 << 62, Hash: strings.Repeat("f", 64), lens: make([]int32, numLenFields), inHash: ^uint64(0), outHash: 1}
+			Size: -1 << 62, Hash: strings.Repeat("f", 64), hasLens: true, inHash: ^uint64(0), outHash: 1}
 		for j := range m.lens {
 			m.lens[j] = 1<<31 - 1
 		}
+		var links []vault.LinkContext
 		for j := 0; j < i%5; j++ {
 			m.Aliases = append(m.Aliases, strings.Repeat("a", 200*j))
 			m.Tags = append(m.Tags, "tag/"+itoa(j))
-			m.keys = append(m.keys, "key "+itoa(j))
+			links = append(links, vault.LinkContext{Target: "key " + itoa(j)})
 		}
+		m.keys = packLinkKeys(links)
 		meta[p] = m
 	}
 	b := encodeState(meta, nil)

@@ -64,11 +64,18 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	}
 
 	var toRead, all []string
-	onDisk := make(map[string]bool, ix.Count())
 	// ix.meta is only written with writeMu held, which we hold: reading it
 	// without mu does not race, and does not block Paths() during the walk.
+	// The paths on disk are only needed to find the notes that went away,
+	// so a first index (nothing indexed) does not keep a set of them.
+	var onDisk map[string]bool
+	if len(ix.meta) > 0 {
+		onDisk = make(map[string]bool, len(ix.meta))
+	}
 	err := ix.v.Walk(ctx, func(fi vault.FileInfo) error {
-		onDisk[fi.Path] = true
+		if onDisk != nil {
+			onDisk[fi.Path] = true
+		}
 		all = append(all, fi.Path)
 		m := ix.meta[fi.Path]
 		if m != nil && m.Size == fi.Size && m.MTime.Equal(fi.ModTime) {
@@ -147,9 +154,14 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 	if err := ix.scanLinks(ctx, all, newKeyIndex(all), lp); err != nil {
 		return err
 	}
-	reading := make(map[string]bool, len(toRead))
-	for _, p := range toRead {
-		reading[p] = true
+	// Every note is read when toRead is all of them (a first index, a
+	// rebuild); otherwise reading holds the ones to read.
+	var reading map[string]bool
+	if len(toRead) < len(all) {
+		reading = make(map[string]bool, len(toRead))
+		for _, p := range toRead {
+			reading[p] = true
+		}
 	}
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	for _, p := range removed {
@@ -176,7 +188,7 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 		}
 		var read []string
 		for _, p := range ps {
-			if reading[p] {
+			if reading == nil || reading[p] {
 				read = append(read, p)
 			} else if m := ix.meta[p]; m != nil && m.inHash != ins[p].hashOrZero() {
 				read = append(read, p)
@@ -378,7 +390,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	for _, set := range []map[string]bool{relinked, gone} {
 		for p := range set {
 			if m := ix.meta[p]; m != nil {
-				for _, k := range m.keys {
+				for k := range m.keys.all() {
 					for _, t := range keys.get(k) {
 						dirty[t] = true
 					}
@@ -593,8 +605,6 @@ type writer struct {
 	// bulk is set for a sync of bulkNotes or more: the state record is
 	// written with its last batch only.
 	bulk bool
-	// intern holds one copy of each link key of the notes written.
-	intern map[string]string
 	// unpersisted are the persistence signals of the batches written and
 	// not known to be persisted, oldest first.
 	unpersisted []chan error
@@ -705,10 +715,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 	fastFields(doc)
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
 	m := metaOfNote(n)
-	if w.intern == nil {
-		w.intern = map[string]string{}
-	}
-	m.inHash, m.keys, m.outHash = in.hashOrZero(), internedLinkKeys(links, w.intern), outHash(links)
+	m.inHash, m.keys, m.outHash = in.hashOrZero(), packLinkKeys(links), outHash(links)
 	w.pending[n.Path] = m
 	w.docs[n.Path] = doc
 	w.ops++
@@ -799,7 +806,7 @@ func (w *writer) maybeFlush(final bool) error {
 	// ranking needs (they reach the state record with the next batch).
 	for p, doc := range w.docs {
 		if m := w.pending[p]; m != nil {
-			m.lens = fieldLengths(doc)
+			m.lens, m.hasLens = fieldLengths(doc), true
 		}
 	}
 	ix.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vault-agent/vault-agent/internal/vaultgen"
 )
@@ -78,8 +79,14 @@ func Cleanup() {
 }
 
 // PeakMB is the process's peak resident set size (VmHWM) in MB, or 0 where
-// /proc is not available.
-func PeakMB() float64 {
+// /proc is not available. It counts the pages of memory-mapped files that
+// were read (bleve's segment files), which the kernel can drop under
+// memory pressure, besides the memory it cannot (see SampleAnon).
+func PeakMB() float64 { return statusMB("VmHWM:") }
+
+// statusMB is the field named key of /proc/self/status (a size in kB) in
+// MB, or 0 where that is not available.
+func statusMB(key string) float64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -87,10 +94,44 @@ func PeakMB() float64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024
 		}
 	}
 	return 0
+}
+
+// AnonInterval is how often SampleAnon reads the process's anonymous
+// memory.
+const AnonInterval = 20 * time.Millisecond
+
+// SampleAnon reads the process's anonymous resident memory (RssAnon: the
+// Go heap, stacks and whatever else no file backs, the memory that runs a
+// machine out of memory) every AnonInterval until the returned func is
+// called, which returns the highest reading in MB (0 where /proc is not
+// available). The kernel keeps no high-water mark of it as it does for the
+// whole resident set (VmHWM), so it is sampled; a peak shorter than the
+// interval can be missed.
+func SampleAnon() (stop func() float64) {
+	done := make(chan struct{})
+	result := make(chan float64, 1)
+	go func() {
+		high := statusMB("RssAnon:")
+		t := time.NewTicker(AnonInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				result <- max(high, statusMB("RssAnon:"))
+				return
+			case <-t.C:
+				high = max(high, statusMB("RssAnon:"))
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		return <-result
+	}
 }
