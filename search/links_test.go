@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -382,6 +383,11 @@ func TestLinkKeysPacked(t *testing.T) {
 	keys := packLinkKeys(lcs)
 	if got := slices.Collect(keys.all()); !reflect.DeepEqual(got, want) || keys.count() != len(want) || len(want) != 5 {
 		t.Fatalf("keys %q (count %d), want %q", got, keys.count(), want)
+	}
+	// The state record keeps the layout of a list of strings, so indexes
+	// written when the keys were a slice open as they are.
+	if got, old := string(binary.AppendUvarint(nil, uint64(len(want))))+string(keys), string(appendStrs(nil, want)); got != old {
+		t.Errorf("state layout of the keys %q, want %q", got, old)
 	}
 	m := &NoteMeta{Path: "a.md", MTime: time.Unix(1, 0), keys: keys}
 	got, err := decodeState(encodeState(map[string]*NoteMeta{"a.md": m}, nil))
