@@ -95,7 +95,7 @@ func (k linkKeys) all() iter.Seq[string] {
 		for s := string(k); s != ""; {
 			n, w := uvarintString(s)
 			if w <= 0 || n > uint64(len(s)-w) {
-				return // not written by keysOf or the state reader
+				return // not written by packLinkKeys or the state reader
 			}
 			if !yield(s[w : w+int(n)]) {
 				return
