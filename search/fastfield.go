@@ -1,10 +1,15 @@
 package search
 
 import (
+	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/length"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/stop"
 	"github.com/blevesearch/bleve/v2/document"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -56,8 +61,12 @@ func (f *fastTextField) Analyze() {
 	t := tokenPool.Get().(*tokenWriter)
 	t.tokenize(v)
 	tokens := t.out
-	for _, tf := range a.TokenFilters {
-		tokens = tf.Filter(tokens)
+	if fc := fusedChainOf(a); fc != nil {
+		tokens = fc.filter(tokens)
+	} else {
+		for _, tf := range a.TokenFilters {
+			tokens = tf.Filter(tokens)
+		}
 	}
 	f.length = len(tokens)
 	f.freqs = tokenFrequencies(tokens, f.ArrayPositions(), f.Options())
@@ -133,4 +142,98 @@ func unsafeString(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// fusedChain runs the text analyzer's token filters (length, possessive,
+// lowercase, fold, stop words, stem: see newMapping) in one pass over the
+// tokens instead of one pass each. An ASCII token, nearly every token of
+// most vaults, takes a path that does what those filters do to it without
+// their general Unicode work (rune counting, rune-by-rune lower-casing);
+// any other token goes through the filters themselves, one token at a
+// time. Each of them looks at one token at a time, so one token through all
+// of them is the same as all tokens through each.
+type fusedChain struct {
+	filters []analysis.TokenFilter
+	stop    analysis.TokenFilter
+	stems   *stemFilter
+}
+
+// fusedChains caches fusedChainOf by analyzer.
+var fusedChains sync.Map // *analysis.DefaultAnalyzer → *fusedChain (nil: not the text analyzer)
+
+// fusedChainOf returns the fused chain of a, or nil when a's filters are
+// not the text analyzer's, in its order and with its word length limit.
+func fusedChainOf(a *analysis.DefaultAnalyzer) *fusedChain {
+	if v, ok := fusedChains.Load(a); ok {
+		return v.(*fusedChain)
+	}
+	fc := newFusedChain(a.TokenFilters)
+	fusedChains.Store(a, fc)
+	return fc
+}
+
+func newFusedChain(filters []analysis.TokenFilter) *fusedChain {
+	if len(filters) != 6 {
+		return nil
+	}
+	lf, ok0 := filters[0].(*length.LengthFilter)
+	_, ok1 := filters[1].(*en.PossessiveFilter)
+	_, ok2 := filters[2].(*lowercase.LowerCaseFilter)
+	_, ok3 := filters[3].(foldTokenFilter)
+	sf, ok4 := filters[4].(*stop.StopTokensFilter)
+	st, ok5 := filters[5].(*stemFilter)
+	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return nil
+	}
+	// The length filter's limits are not exported: probe them.
+	keeps := func(n int) bool {
+		return len(lf.Filter(analysis.TokenStream{{Term: []byte(strings.Repeat("a", n))}})) == 1
+	}
+	if !keeps(1) || !keeps(maxTokenRunes) || keeps(maxTokenRunes+1) {
+		return nil
+	}
+	return &fusedChain{filters: filters, stop: sf, stems: st}
+}
+
+// filter filters tokens in place and returns what is kept.
+func (fc *fusedChain) filter(tokens analysis.TokenStream) analysis.TokenStream {
+	out := tokens[:0]
+	var one [1]*analysis.Token
+	for _, tok := range tokens {
+		t := tok.Term
+		if !isASCII(t) {
+			one[0] = tok
+			s := analysis.TokenStream(one[:])
+			for _, f := range fc.filters {
+				if s = f.Filter(s); len(s) == 0 {
+					break
+				}
+			}
+			if len(s) == 1 {
+				out = append(out, s[0])
+			}
+			continue
+		}
+		if len(t) > maxTokenRunes { // length: ASCII runes are bytes
+			continue
+		}
+		if n := len(t); n >= 2 && t[n-1]|0x20 == 's' && t[n-2] == '\'' { // possessive
+			t = t[:n-2]
+		}
+		for i, c := range t { // lowercase, in place as bleve's filter does
+			if 'A' <= c && c <= 'Z' {
+				t[i] = c + ('a' - 'A')
+			}
+		}
+		tok.Term = t // fold: nothing to fold in ASCII
+		one[0] = tok
+		if len(fc.stop.Filter(one[:])) == 0 {
+			continue
+		}
+		if !tok.KeyWord {
+			tok.Term = fc.stems.stem(tok.Term)
+		}
+		out = append(out, tok)
+	}
+	return out
 }

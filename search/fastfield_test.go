@@ -191,3 +191,57 @@ func BenchmarkTokenFrequencies(b *testing.B) {
 		}
 	})
 }
+
+// TestFusedChainAsFilters checks that the text analyzer's filters run
+// fused give what they give one after the other, on tokens that take each
+// branch: possessives with each apostrophe, capitals, stop words in
+// capitals, words over the length limit (ASCII and not), non-ASCII words
+// (a final sigma, a ligature, letters that lower-case wider), numbers, and
+// a bare "'s".
+func TestFusedChainAsFilters(t *testing.T) {
+	m, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := m.AnalyzerNamed(textAnalyzer).(*analysis.DefaultAnalyzer)
+	if !ok {
+		t.Fatal("the text analyzer is not a DefaultAnalyzer")
+	}
+	fc := newFusedChain(a.TokenFilters)
+	if fc == nil {
+		t.Fatal("the text analyzer's filters are not recognised: the fused chain is never used")
+	}
+	text := "The Cat's cats' CAT'S ZEBRA Zig Dog’s Bird＇s THE And aNd running Runs 42 3.14 x's " +
+		strings.Repeat("Long", 16) + " " + strings.Repeat("Longer", 11) + " " + strings.Repeat("é", 65) + " " +
+		"ΣΑΣ Café MÜLLER straße ﬁsh Ⱥpple İstanbul naïve's o'clock don't I'm 東京 'S"
+	run := func(fused bool) []string {
+		v := []byte(text)
+		var tw tokenWriter
+		tw.pos = 1
+		tw.tokenize(v)
+		tokens := tw.out
+		if fused {
+			tokens = fc.filter(tokens)
+		} else {
+			for _, f := range a.TokenFilters {
+				tokens = f.Filter(tokens)
+			}
+		}
+		var out []string
+		for _, tok := range tokens {
+			out = append(out, fmt.Sprintf("%q@%d[%d:%d]", tok.Term, tok.Position, tok.Start, tok.End))
+		}
+		return out
+	}
+	want, got := run(false), run(true)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fused:\n%v\nfilters one after the other:\n%v", got, want)
+	}
+	if len(want) < 20 {
+		t.Errorf("only %d tokens: %v", len(want), want)
+	}
+	// A chain that differs (no stemming) is not fused.
+	if newFusedChain(a.TokenFilters[:5]) != nil {
+		t.Error("a chain without the stemmer was taken for the text analyzer's")
+	}
+}
