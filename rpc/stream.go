@@ -172,7 +172,7 @@ func checkMessage(body []byte, v any) *frameError {
 		return &frameError{id: sniffID(trimmed), code: jsonrpc2.CodeInvalidRequest,
 			msg: fmt.Sprintf(`invalid request: "jsonrpc":"2.0" is required (got %s): this server speaks JSON-RPC 2.0 only`, got)}
 	}
-	standIn := false
+	sent := trimmed // the message as the client sent it, before any stand-in id
 	if string(probe.ID) == "null" && probe.Method != nil {
 		// A request with a null id: jsonrpc2 would take it for a
 		// notification. It gets a stand-in id that the reply turns back
@@ -180,14 +180,9 @@ func checkMessage(body []byte, v any) *frameError {
 		if fe := withStandInID(&trimmed, nextNullID()); fe != nil {
 			return fe
 		}
-		standIn = true
 	}
 	if err := json.Unmarshal(trimmed, v); err != nil {
-		id := sniffID(trimmed)
-		if standIn {
-			id = nullID // refused here, so no reply turns the stand-in back
-		}
-		return &frameError{id: id, code: jsonrpc2.CodeInvalidRequest,
+		return &frameError{id: sniffID(sent), code: jsonrpc2.CodeInvalidRequest,
 			msg: "invalid request: " + strings.TrimPrefix(err.Error(), "jsonrpc2: ") +
 				` (a request needs "jsonrpc":"2.0", a string "method" and an integer or string "id")`}
 	}

@@ -24,16 +24,22 @@ import (
 // fifth of all bytes allocated, and the collector's work follows them.
 type fastTextField struct {
 	*document.TextField
+	fused  *fusedChain // the filters of the field's analyzer, fused; nil if not the text analyzer
 	length int
 	freqs  index.TokenFrequencies
 }
 
 // fastFields replaces the analysed text fields of doc (as the mapping made
-// them) with fastTextFields.
-func fastFields(doc *document.Document) {
+// them) with fastTextFields; those analysed by fused's analyzer filter
+// through fused (which may be nil).
+func fastFields(doc *document.Document, fused *fusedChain) {
 	for i, f := range doc.Fields {
 		if tf, ok := f.(*document.TextField); ok && tf.Options().IsIndexed() && tf.Analyzer() != nil {
-			doc.Fields[i] = &fastTextField{TextField: tf}
+			ff := &fastTextField{TextField: tf}
+			if fused != nil && tf.Analyzer() == fused.an {
+				ff.fused = fused
+			}
+			doc.Fields[i] = ff
 		}
 	}
 }
@@ -61,8 +67,8 @@ func (f *fastTextField) Analyze() {
 	t := tokenPool.Get().(*tokenWriter)
 	t.tokenize(v)
 	tokens := t.out
-	if fc := fusedChainOf(a); fc != nil {
-		tokens = fc.filter(tokens)
+	if f.fused != nil {
+		tokens = f.fused.filter(tokens)
 	} else {
 		for _, tf := range a.TokenFilters {
 			tokens = tf.Filter(tokens)
@@ -153,25 +159,32 @@ func unsafeString(b []byte) string {
 // time. Each of them looks at one token at a time, so one token through all
 // of them is the same as all tokens through each.
 type fusedChain struct {
+	an      analysis.Analyzer // the analyzer whose filters these are
 	filters []analysis.TokenFilter
 	stop    analysis.TokenFilter
 	stems   *stemFilter
 }
 
-// fusedChains caches fusedChainOf by analyzer.
-var fusedChains sync.Map // *analysis.DefaultAnalyzer → *fusedChain (nil: not the text analyzer)
-
-// fusedChainOf returns the fused chain of a, or nil when a's filters are
-// not the text analyzer's, in its order and with its word length limit.
-func fusedChainOf(a *analysis.DefaultAnalyzer) *fusedChain {
-	if v, ok := fusedChains.Load(a); ok {
-		return v.(*fusedChain)
+// fusedChainFor returns the fused chain of an, or nil when an is not the
+// text analyzer: its tokenizer, no char filter, and its filters in its
+// order with its word length limit.
+func fusedChainFor(an analysis.Analyzer) *fusedChain {
+	a, ok := an.(*analysis.DefaultAnalyzer)
+	if !ok || len(a.CharFilters) > 0 {
+		return nil
+	}
+	if _, ok := a.Tokenizer.(wordTokenizer); !ok {
+		return nil
 	}
 	fc := newFusedChain(a.TokenFilters)
-	fusedChains.Store(a, fc)
+	if fc != nil {
+		fc.an = an
+	}
 	return fc
 }
 
+// newFusedChain returns the fused chain of filters, or nil when they are
+// not the text analyzer's.
 func newFusedChain(filters []analysis.TokenFilter) *fusedChain {
 	if len(filters) != 6 {
 		return nil

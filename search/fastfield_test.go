@@ -54,7 +54,7 @@ func TestFastFieldsAnalyseAsBleve(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			fastFields(got)
+			fastFields(got, fusedChainFor(m.AnalyzerNamed(textAnalyzer)))
 			if len(got.Fields) != len(want.Fields) {
 				t.Fatalf("%s: %d fields, want %d", p, len(got.Fields), len(want.Fields))
 			}
@@ -114,7 +114,7 @@ func TestFastFieldMergeKeepsNeighbours(t *testing.T) {
 	if err := m.MapDocument(doc, map[string]interface{}{fHeadings: []string{"alpha beta alpha", "gamma delta epsilon alpha"}}); err != nil {
 		t.Fatal(err)
 	}
-	fastFields(doc)
+	fastFields(doc, fusedChainFor(m.AnalyzerNamed(textAnalyzer)))
 	var tfs []index.TokenFrequencies
 	for _, f := range doc.Fields {
 		if f.Name() == fHeadings {

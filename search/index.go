@@ -90,6 +90,7 @@ type Index struct {
 	m       *mapping.IndexMappingImpl
 	stamp   string
 	textAn  analysis.Analyzer
+	fused   *fusedChain // textAn's filters fused, for the documents written
 	cjkAn   analysis.Analyzer
 	lock    *os.File
 	batchSz int
@@ -187,6 +188,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	if ix.textAn == nil || ix.cjkAn == nil {
 		return nil, errors.New("index mapping: analyzers missing")
 	}
+	ix.fused = fusedChainFor(ix.textAn)
 	if ix.batchSz <= 0 {
 		ix.batchSz = 500
 	}

@@ -93,7 +93,7 @@ func packLinkKeys(lcs []vault.LinkContext) linkKeys {
 func (k linkKeys) all() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for s := string(k); s != ""; {
-			n, w := uvarintString(s)
+			n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
 			if w <= 0 || n > uint64(len(s)-w) {
 				return // not written by packLinkKeys or the state reader
 			}
@@ -103,19 +103,6 @@ func (k linkKeys) all() iter.Seq[string] {
 			s = s[w+int(n):]
 		}
 	}
-}
-
-// uvarintString is binary.Uvarint of a string's bytes.
-func uvarintString(s string) (uint64, int) {
-	var x uint64
-	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
-		c := s[i]
-		if c < 0x80 {
-			return x | uint64(c)<<(7*i), i + 1
-		}
-		x |= uint64(c&0x7f) << (7 * i)
-	}
-	return 0, 0
 }
 
 // count returns the number of keys.

@@ -84,7 +84,7 @@ func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte
 // strings and counts exactly, each time and size as the longest varint.
 func stateSizeBound(m *NoteMeta) int {
 	size := strBytes(m.Path) + strBytes(m.Title) + strBytes(m.Hash) + 3*binary.MaxVarintLen64 + 16
-	size += 1
+	size += uvarintLen(uint64(numLenFields)) // the count of field lengths, 0 or numLenFields
 	if m.hasLens {
 		for _, l := range m.lens {
 			size += uvarintLen(uint64(l))
@@ -170,18 +170,21 @@ func (r *stateReader) u64() uint64 {
 	return v
 }
 
-func (r *stateReader) str() string {
+func (r *stateReader) str() string { return string(r.raw()) }
+
+// raw reads a string's bytes without copying them.
+func (r *stateReader) raw() []byte {
 	n := r.uvarint()
 	if r.err != nil {
-		return ""
+		return nil
 	}
 	if n > uint64(len(r.b)) {
 		r.err = errors.New("truncated string")
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	b := r.b[:n]
 	r.b = r.b[n:]
-	return s
+	return b
 }
 
 func (r *stateReader) strs() []string {
@@ -213,12 +216,10 @@ func (r *stateReader) linkKeys() linkKeys {
 	}
 	all := r.b
 	for i := uint64(0); i < n && r.err == nil; i++ {
-		l := r.uvarint()
-		if r.err == nil && l > uint64(len(r.b)) {
-			r.err = errors.New("truncated string")
-			return ""
-		}
-		r.b = r.b[l:]
+		r.raw()
+	}
+	if r.err != nil {
+		return ""
 	}
 	return linkKeys(all[:len(all)-len(r.b)])
 }

@@ -712,7 +712,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 		w.done++
 		return
 	}
-	fastFields(doc)
+	fastFields(doc, w.ix.fused)
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
 	m := metaOfNote(n)
 	m.inHash, m.keys, m.outHash = in.hashOrZero(), packLinkKeys(links), outHash(links)
