@@ -38,46 +38,52 @@ func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte
 			size += stateSizeBound(m)
 		}
 	}
-	b := make([]byte, 0, size)
-	b = append(b, stateMagic...)
-	b = binary.AppendUvarint(b, uint64(n))
-	add := func(m *NoteMeta) {
-		b = appendStr(b, m.Path)
-		b = appendStr(b, m.Title)
-		b = appendStrs(b, m.Aliases)
-		b = appendStrs(b, m.Tags)
-		b = binary.AppendVarint(b, m.MTime.UnixNano())
-		var date int64
-		if !m.Date.IsZero() {
-			date = m.Date.UnixMilli()
-		}
-		b = binary.AppendVarint(b, date)
-		b = binary.AppendVarint(b, m.Size)
-		b = appendStr(b, m.Hash)
-		lens := m.lens[:0]
-		if m.hasLens {
-			lens = m.lens[:]
-		}
-		b = binary.AppendUvarint(b, uint64(len(lens)))
-		for _, l := range lens {
-			b = binary.AppendUvarint(b, uint64(l))
-		}
-		b = binary.LittleEndian.AppendUint64(b, m.inHash)
-		b = binary.LittleEndian.AppendUint64(b, m.outHash)
-		b = binary.AppendUvarint(b, uint64(m.keys.count()))
-		b = append(b, m.keys...)
-	}
+	b := appendStateHeader(make([]byte, 0, size), n)
 	for p, m := range meta {
 		if _, ok := pending[p]; !ok {
-			add(m)
+			b = appendNoteState(b, m)
 		}
 	}
 	for _, m := range pending {
 		if m != nil {
-			add(m)
+			b = appendNoteState(b, m)
 		}
 	}
 	return b
+}
+
+// appendStateHeader appends the start of a state record of n notes.
+func appendStateHeader(b []byte, n int) []byte {
+	b = append(b, stateMagic...)
+	return binary.AppendUvarint(b, uint64(n))
+}
+
+// appendNoteState appends the record of one note.
+func appendNoteState(b []byte, m *NoteMeta) []byte {
+	b = appendStr(b, m.Path)
+	b = appendStr(b, m.Title)
+	b = appendStrs(b, m.Aliases)
+	b = appendStrs(b, m.Tags)
+	b = binary.AppendVarint(b, m.MTime.UnixNano())
+	var date int64
+	if !m.Date.IsZero() {
+		date = m.Date.UnixMilli()
+	}
+	b = binary.AppendVarint(b, date)
+	b = binary.AppendVarint(b, m.Size)
+	b = appendStr(b, m.Hash)
+	lens := m.lens[:0]
+	if m.hasLens {
+		lens = m.lens[:]
+	}
+	b = binary.AppendUvarint(b, uint64(len(lens)))
+	for _, l := range lens {
+		b = binary.AppendUvarint(b, uint64(l))
+	}
+	b = binary.LittleEndian.AppendUint64(b, m.inHash)
+	b = binary.LittleEndian.AppendUint64(b, m.outHash)
+	b = binary.AppendUvarint(b, uint64(m.keys.count()))
+	return append(b, m.keys...)
 }
 
 // stateSizeBound is at least the bytes encodeState writes for m: the
@@ -236,7 +242,16 @@ func decodeState(b []byte) ([]*NoteMeta, error) {
 	if r.err == nil && n > uint64(len(r.b)) {
 		r.err = errors.New("bad note count")
 	}
-	var out []*NoteMeta
+	if r.err != nil {
+		return nil, r.err
+	}
+	return decodeNotes(r.b, n)
+}
+
+// decodeNotes decodes n note records (appendNoteState) that b holds.
+func decodeNotes(b []byte, n uint64) ([]*NoteMeta, error) {
+	r := &stateReader{b: b}
+	out := make([]*NoteMeta, 0, min(n, uint64(len(b))))
 	for i := uint64(0); r.err == nil && i < n; i++ {
 		m := &NoteMeta{Path: r.str(), Title: r.str(), Aliases: r.strs(), Tags: r.strs()}
 		m.MTime = time.Unix(0, r.varint())

@@ -164,6 +164,12 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 		}
 	}
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
+	if w.bulk && len(ix.meta) == 0 {
+		if w.spill, err = newMetaSpill(lp.dir); err != nil {
+			return err
+		}
+		defer w.spill.close()
+	}
 	for _, p := range removed {
 		w.remove(p)
 		stats.Removed++
@@ -257,6 +263,13 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 	ferr := w.maybeFlush(true)
 	if err == nil {
 		err = ferr
+	}
+	if w.spill != nil {
+		// The last batch was not written: the index has the notes of the
+		// batches before it.
+		if lerr := w.loadSpill(nil, nil); lerr != nil && err == nil {
+			err = lerr
+		}
 	}
 	if (err == nil || cancelled && ferr == nil) && w.wrote {
 		ix.waitPersisted(time.Minute)
@@ -608,6 +621,9 @@ type writer struct {
 	// unpersisted are the persistence signals of the batches written and
 	// not known to be persisted, oldest first.
 	unpersisted []chan error
+	// spill, in a bulk sync of an empty index, holds the metadata of the
+	// notes written, which reach ix.meta with the last batch.
+	spill *metaSpill
 }
 
 // maxUnpersisted is how many written batches may wait for the persister.
@@ -754,10 +770,19 @@ func (w *writer) maybeFlush(final bool) error {
 	// is held in memory until the next replaces it, a third of a kilobyte
 	// per note. A crash in between leaves documents the state does not
 	// list, which Open takes for a damaged index and rebuilds.
+	var spilled []byte // the spilled records in the state record
 	if final || !w.bulk && w.sinceState+w.ops >= max(ix.batchSz, len(ix.meta)/4) {
-		ix.mu.RLock()
-		state := encodeState(ix.meta, w.pending)
-		ix.mu.RUnlock()
+		var state []byte
+		if w.spill != nil {
+			var err error
+			if state, spilled, err = w.spilledState(); err != nil {
+				return err
+			}
+		} else {
+			ix.mu.RLock()
+			state = encodeState(ix.meta, w.pending)
+			ix.mu.RUnlock()
+		}
 		w.b.SetInternal(keyState, state)
 		w.sinceState = 0
 		ix.stateWrites.Add(1)
@@ -809,6 +834,9 @@ func (w *writer) maybeFlush(final bool) error {
 			m.lens, m.hasLens = fieldLengths(doc), true
 		}
 	}
+	if w.spill != nil {
+		return w.spillPending(final, spilled)
+	}
 	ix.mu.Lock()
 	for p, m := range w.pending {
 		ix.forgetLens(ix.meta[p])
@@ -829,6 +857,81 @@ func (w *writer) maybeFlush(final bool) error {
 	w.pending = make(map[string]*NoteMeta)
 	w.docs = make(map[string]*document.Document)
 	w.ops, w.bytes = 0, 0
+	return nil
+}
+
+// spilledState returns the state record of a spilling writer's last batch:
+// the spilled notes, then the pending ones; spilled is the part of it that
+// holds the spilled notes.
+func (w *writer) spilledState() (state, spilled []byte, err error) {
+	n, size := w.spill.n, 16+w.spill.size
+	for _, m := range w.pending {
+		if m != nil {
+			n++
+			size += stateSizeBound(m)
+		}
+	}
+	state = appendStateHeader(make([]byte, 0, size), n)
+	start := len(state)
+	if state, err = w.spill.appendTo(state); err != nil {
+		return nil, nil, err
+	}
+	spilled = state[start:len(state):len(state)]
+	for _, m := range w.pending {
+		if m != nil {
+			state = appendNoteState(state, m)
+		}
+	}
+	return state, spilled, nil
+}
+
+// spillPending spills the metadata of a batch just written, or with the
+// last batch (final) makes every note written the index's notes.
+func (w *writer) spillPending(final bool, spilled []byte) error {
+	if final {
+		if err := w.loadSpill(spilled, w.pending); err != nil {
+			return err
+		}
+	} else {
+		for _, m := range w.pending {
+			if m == nil {
+				continue // a first index removes nothing
+			}
+			if err := w.spill.add(m); err != nil {
+				return err
+			}
+		}
+	}
+	w.wrote = true
+	w.pending = make(map[string]*NoteMeta)
+	w.docs = make(map[string]*document.Document)
+	w.ops, w.bytes = 0, 0
+	return nil
+}
+
+// loadSpill makes the spilled notes (spilled: their records, read from the
+// spill when nil) and those of pending the index's notes, and ends the
+// spill.
+func (w *writer) loadSpill(spilled []byte, pending map[string]*NoteMeta) error {
+	s := w.spill
+	w.spill = nil
+	defer s.close()
+	if spilled == nil {
+		var err error
+		if spilled, err = s.appendTo(nil); err != nil {
+			return err
+		}
+	}
+	metas, err := decodeNotes(spilled, uint64(s.n))
+	if err != nil {
+		return fmt.Errorf("note metadata: %w", err)
+	}
+	for _, m := range pending {
+		if m != nil {
+			metas = append(metas, m)
+		}
+	}
+	w.ix.setMeta(metas)
 	return nil
 }
 

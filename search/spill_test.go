@@ -1,0 +1,123 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// sameMeta reports whether a and b hold the same metadata (times by
+// instant, not by location).
+func sameMeta(a, b NoteMeta) bool {
+	return a.Path == b.Path && a.Title == b.Title && reflect.DeepEqual(a.Aliases, b.Aliases) &&
+		reflect.DeepEqual(a.Tags, b.Tags) && a.MTime.Equal(b.MTime) && a.Date.Equal(b.Date) && a.Size == b.Size &&
+		a.Hash == b.Hash && a.lens == b.lens && a.hasLens == b.hasLens && a.inHash == b.inHash &&
+		a.keys == b.keys && a.outHash == b.outHash
+}
+
+// TestBulkIndexSpillsMetadata checks that a first index of a large vault
+// keeps the metadata of the notes it has written out of the index's
+// tables (in a file beside the index) until its last batch, and that the
+// notes it ends with, in memory and in the state record read back on
+// reopen, are the same as those of an index that keeps them all along.
+func TestBulkIndexSpillsMetadata(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 120; i++ {
+		files[fmt.Sprintf("f%d/note %03d.md", i%3, i)] = fmt.Sprintf(
+			"---\naliases: [alias%d]\ntags: [t%d]\ndate: 2024-03-%02d\n---\n# Note %d\nword%d, see [[note %03d]] and [[note %03d|other]].\n",
+			i, i%5, i%28+1, i, i, (i+1)%120, (i*7)%120)
+	}
+	dir := writeVault(t, files)
+	defer func(b, p int) { bulkNotes, notesPerPartition = b, p }(bulkNotes, notesPerPartition)
+	open := func() (*Index, string) {
+		idxPath := filepath.Join(t.TempDir(), "idx")
+		ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix, idxPath
+	}
+	sync := func(ix *Index, progress ProgressFunc) {
+		t.Helper()
+		if _, err := ix.Sync(context.Background(), progress); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Kept: a sync under bulkNotes keeps every note's metadata in memory
+	// as it goes.
+	bulkNotes, notesPerPartition = 1000, 1000
+	kept, keptPath := open()
+	sync(kept, nil)
+	if kept.Count() != 120 {
+		t.Fatalf("%d notes", kept.Count())
+	}
+
+	// Spilled: a bulk sync in 3 link partitions (files beside the index).
+	bulkNotes, notesPerPartition = 50, 40
+	spilled, spilledPath := open()
+	var midway, inMemory, spillFiles int
+	sync(spilled, func(done, total int) {
+		if done < 30 || done == total {
+			return
+		}
+		midway++
+		if spilled.Count() > 0 {
+			inMemory++
+		}
+		fs, _ := filepath.Glob(filepath.Join(spilledPath, "linkscan-*", "notes"))
+		spillFiles += len(fs)
+	})
+	if midway == 0 || inMemory > 0 || spillFiles != midway {
+		t.Errorf("while indexing (%d looks): notes in memory %d times, a spill file %d times", midway, inMemory, spillFiles)
+	}
+	if left, _ := filepath.Glob(filepath.Join(spilledPath, "linkscan-*")); len(left) > 0 {
+		t.Errorf("left in the index folder: %v", left)
+	}
+
+	// check compares the notes of ix with those of kept. The notes of the
+	// last batch have no field lengths in the state record (they are
+	// known once the batch is analysed), whichever way it was built, so
+	// with reopened indexes only lengths known to both are compared.
+	check := func(name string, ix, kept *Index, reopened bool) {
+		t.Helper()
+		if ix.Count() != 120 {
+			t.Fatalf("%s: %d notes", name, ix.Count())
+		}
+		withLens := 0
+		for _, p := range kept.Paths() {
+			a, _ := kept.Note(p)
+			b, ok := ix.Note(p)
+			if reopened && a.hasLens != b.hasLens {
+				a.lens, a.hasLens = b.lens, b.hasLens
+			}
+			if !ok || !sameMeta(a, b) {
+				t.Errorf("%s: %s = %+v, want %+v", name, p, b, a)
+			}
+			if ok && b.hasLens {
+				withLens++
+			}
+		}
+		if want := 120 - 7; withLens < want {
+			t.Errorf("%s: %d notes with field lengths, want at least %d", name, withLens, want)
+		}
+		if got, want := ix.avgLens(), kept.avgLens(); !reopened && got != want {
+			t.Errorf("%s: mean field lengths %v, want %v", name, got, want)
+		}
+	}
+	check("spilled", spilled, kept, false)
+	if res := search(t, spilled, Request{Query: "alias17"}); len(res.Results) == 0 || res.Results[0].Path != "f2/note 017.md" {
+		t.Errorf("search alias17: %v", paths(res))
+	}
+	spilled.Close()
+	kept.Close()
+	reopened, st := openDisk(t, dir, spilledPath)
+	if st.Rebuilt || st.Unchanged != 120 {
+		t.Errorf("reopen: %+v", st)
+	}
+	keptReopened, _ := openDisk(t, dir, keptPath)
+	check("reopened", reopened, keptReopened, true)
+}
