@@ -24,18 +24,23 @@ import (
 // fifth of all bytes allocated, and the collector's work follows them.
 type fastTextField struct {
 	*document.TextField
-	fused  *fusedChain // the filters of the field's analyzer, fused; nil if not the text analyzer
-	length int
-	freqs  index.TokenFrequencies
+	fused   *fusedChain // the filters of the field's analyzer, fused; nil if not the text analyzer
+	offsets bool        // term vectors keep each token's byte offsets
+	length  int
+	freqs   index.TokenFrequencies
 }
 
 // fastFields replaces the analysed text fields of doc (as the mapping made
 // them) with fastTextFields; those analysed by fused's analyzer filter
-// through fused (which may be nil).
-func fastFields(doc *document.Document, fused *fusedChain) {
+// through fused (which may be nil). Without offsets, the term vectors
+// keep each token's position but not its byte offsets (zero): phrase
+// queries and proximity read positions only, and snippets find their
+// words in the note's text, so the offsets would be bytes the segments
+// encode, merge and store for nothing.
+func fastFields(doc *document.Document, fused *fusedChain, offsets bool) {
 	for i, f := range doc.Fields {
 		if tf, ok := f.(*document.TextField); ok && tf.Options().IsIndexed() && tf.Analyzer() != nil {
-			ff := &fastTextField{TextField: tf}
+			ff := &fastTextField{TextField: tf, offsets: offsets}
 			if fused != nil && tf.Analyzer() == fused.an {
 				ff.fused = fused
 			}
@@ -58,7 +63,7 @@ func (f *fastTextField) Analyze() {
 	if !ok || len(a.CharFilters) > 0 {
 		tokens := f.Analyzer().Analyze(v)
 		f.length = len(tokens)
-		f.freqs = tokenFrequencies(tokens, f.ArrayPositions(), f.Options())
+		f.freqs = tokenFrequencies(tokens, f.ArrayPositions(), f.Options(), f.offsets)
 		return
 	}
 	// The text analyzer: the same tokenizer and filters, with tokens from
@@ -75,7 +80,7 @@ func (f *fastTextField) Analyze() {
 		}
 	}
 	f.length = len(tokens)
-	f.freqs = tokenFrequencies(tokens, f.ArrayPositions(), f.Options())
+	f.freqs = tokenFrequencies(tokens, f.ArrayPositions(), f.Options(), f.offsets)
 	t.reset()
 	tokenPool.Put(t)
 }
@@ -87,11 +92,12 @@ func (f *fastTextField) AnalyzedLength() int { return f.length }
 func (f *fastTextField) AnalyzedTokenFrequencies() index.TokenFrequencies { return f.freqs }
 
 // tokenFrequencies is analysis.TokenFrequency with slab allocation: the
-// same terms, frequencies and locations (in token order). Map keys share
+// same terms, frequencies and locations (in token order; without offsets,
+// their Start and End are zero). Map keys share
 // the term bytes, which nothing changes once analysed. Each Locations slice
 // is full (len == cap), so appending to it (bleve merges the fields of one
 // name that way) copies instead of writing into its neighbour's.
-func tokenFrequencies(tokens analysis.TokenStream, arrayPositions []uint64, options index.FieldIndexingOptions) index.TokenFrequencies {
+func tokenFrequencies(tokens analysis.TokenStream, arrayPositions []uint64, options index.FieldIndexingOptions, offsets bool) index.TokenFrequencies {
 	// First pass: one TokenFreq per distinct term (from slabs that never
 	// move), counting its tokens.
 	rv := make(index.TokenFrequencies, min(len(tokens), 16+len(tokens)/4))
@@ -124,11 +130,9 @@ func tokenFrequencies(tokens analysis.TokenStream, arrayPositions []uint64, opti
 			off += c
 		}
 		for i, tok := range tokens {
-			locs[i] = index.TokenLocation{
-				ArrayPositions: arrayPositions,
-				Start:          tok.Start,
-				End:            tok.End,
-				Position:       tok.Position,
+			locs[i] = index.TokenLocation{ArrayPositions: arrayPositions, Position: tok.Position}
+			if offsets {
+				locs[i].Start, locs[i].End = tok.Start, tok.End
 			}
 			slot[i].Locations = append(slot[i].Locations, &locs[i])
 		}

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
@@ -54,7 +56,7 @@ func TestFastFieldsAnalyseAsBleve(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			fastFields(got, fusedChainFor(m.AnalyzerNamed(textAnalyzer)))
+			fastFields(got, fusedChainFor(m.AnalyzerNamed(textAnalyzer)), true)
 			if len(got.Fields) != len(want.Fields) {
 				t.Fatalf("%s: %d fields, want %d", p, len(got.Fields), len(want.Fields))
 			}
@@ -114,7 +116,7 @@ func TestFastFieldMergeKeepsNeighbours(t *testing.T) {
 	if err := m.MapDocument(doc, map[string]interface{}{fHeadings: []string{"alpha beta alpha", "gamma delta epsilon alpha"}}); err != nil {
 		t.Fatal(err)
 	}
-	fastFields(doc, fusedChainFor(m.AnalyzerNamed(textAnalyzer)))
+	fastFields(doc, fusedChainFor(m.AnalyzerNamed(textAnalyzer)), true)
 	var tfs []index.TokenFrequencies
 	for _, f := range doc.Fields {
 		if f.Name() == fHeadings {
@@ -181,7 +183,7 @@ func BenchmarkTokenFrequencies(b *testing.B) {
 	b.Run("slab", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			tokenFrequencies(toks, nil, opts)
+			tokenFrequencies(toks, nil, opts, true)
 		}
 	})
 	b.Run("bleve", func(b *testing.B) {
@@ -243,5 +245,57 @@ func TestFusedChainAsFilters(t *testing.T) {
 	// A chain that differs (no stemming) is not fused.
 	if newFusedChain(a.TokenFilters[:5]) != nil {
 		t.Error("a chain without the stemmer was taken for the text analyzer's")
+	}
+}
+
+// TestFastFieldsWithoutOffsets checks that fields analysed for the index
+// (without offsets) have the same terms, frequencies, positions and array
+// positions as with them, and no byte offsets.
+func TestFastFieldsWithoutOffsets(t *testing.T) {
+	m, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := vault.ParseForIndex("a.md", []byte("# Café notes\n## One heading\n## Two headings\nThe body's words, and more words: café, Müller.\n"), time.Unix(1, 0))
+	fused := fusedChainFor(m.AnalyzerNamed(textAnalyzer))
+	freqs := map[bool]map[string]index.TokenFrequencies{}
+	for _, offsets := range []bool{true, false} {
+		doc := document.NewDocument(n.Path)
+		if err := m.MapDocument(doc, noteDocument(n, nil)); err != nil {
+			t.Fatal(err)
+		}
+		fastFields(doc, fused, offsets)
+		freqs[offsets] = map[string]index.TokenFrequencies{}
+		for _, f := range doc.Fields {
+			if f.Options().IsIndexed() {
+				f.Analyze()
+				freqs[offsets][f.Name()+fmt.Sprint(f.ArrayPositions())] = f.AnalyzedTokenFrequencies()
+			}
+		}
+	}
+	locations := 0
+	for k, with := range freqs[true] {
+		without := freqs[false][k]
+		for term, tf := range with {
+			tf2 := without[term]
+			if tf2 == nil || tf2.Frequency() != tf.Frequency() || len(tf2.Locations) != len(tf.Locations) {
+				t.Fatalf("%s %q: %+v, with offsets %+v", k, term, tf2, tf)
+			}
+			for i, l := range tf.Locations {
+				l2 := tf2.Locations[i]
+				if l2.Position != l.Position || !slices.Equal(l2.ArrayPositions, l.ArrayPositions) || l2.Start != 0 || l2.End != 0 {
+					t.Errorf("%s %q: location %+v, with offsets %+v", k, term, *l2, *l)
+				}
+				if l.End > l.Start {
+					locations++
+				}
+			}
+		}
+		if len(without) != len(with) {
+			t.Errorf("%s: %d terms, with offsets %d", k, len(without), len(with))
+		}
+	}
+	if locations < 10 {
+		t.Errorf("only %d locations with offsets", locations)
 	}
 }

@@ -343,30 +343,37 @@ func (v keyView) resolve(lc vault.LinkContext, src string) (string, bool) {
 // links pointing to about this many notes are in memory at once.
 var notesPerPartition = 4000
 
-// linkParts are the links of a vault, spilled by target partition.
+// linkParts are the links of a vault, spilled by target partition. A
+// partition is a run of the vault's paths in sorted order, so that notes
+// written partition by partition are written in the order of their ids:
+// before it adds a batch, bleve looks up each of the batch's ids in every
+// segment whose largest id is not smaller (to delete the documents the
+// batch replaces), which for a first index written in that order is none.
 type linkParts struct {
-	n     int
-	files []*os.File // when spilled to disk (more than one partition)
-	bufs  []*bufio.Writer
-	mem   []bytes.Buffer // when in memory (one partition)
-	dir   string
+	n      int
+	bounds []string   // the first path of partitions 1 to n-1
+	files  []*os.File // when spilled to disk (more than one partition)
+	bufs   []*bufio.Writer
+	mem    []bytes.Buffer // when in memory (one partition)
+	dir    string
 }
 
-func partOf(p string, n int) int {
-	if n == 1 {
-		return 0
-	}
-	h := fnv.New32a()
-	h.Write([]byte(p))
-	return int(h.Sum32() % uint32(n))
+// partOf returns the partition of the note at p.
+func (lp *linkParts) partOf(p string) int {
+	return sort.Search(len(lp.bounds), func(i int) bool { return lp.bounds[i] > p })
 }
 
-func (ix *Index) newLinkParts(notes int) (*linkParts, error) {
-	n := max(1, (notes+notesPerPartition-1)/notesPerPartition)
+// newLinkParts makes the partitions of the notes at paths, sorted.
+func (ix *Index) newLinkParts(paths []string) (*linkParts, error) {
+	n := max(1, (len(paths)+notesPerPartition-1)/notesPerPartition)
 	lp := &linkParts{n: n}
 	if n == 1 {
 		lp.mem = make([]bytes.Buffer, 1)
 		return lp, nil
+	}
+	size := (len(paths) + n - 1) / n
+	for k := 1; k < n; k++ {
+		lp.bounds = append(lp.bounds, paths[min(k*size, len(paths)-1)])
 	}
 	parent := os.TempDir()
 	if ix.path != "" {
@@ -494,7 +501,7 @@ func (ix *Index) scanLinks(ctx context.Context, paths []string, keys keyIndex, l
 				}
 				for i, lc := range vault.LinkContexts(p, raw.Content) {
 					if to, ok := keys.resolve(lc, p); ok {
-						k := partOf(to, lp.n)
+						k := lp.partOf(to)
 						encoded[k] = appendLinkItem(encoded[k], to, p, i, lc)
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -146,7 +147,8 @@ func fullLinkScan(indexed, changed int) bool {
 // note whose inbound link context changed is rewritten too. Notes are
 // parsed in parallel and written in batches as they come.
 func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
-	lp, err := ix.newLinkParts(len(all))
+	slices.Sort(all) // the order notes are written in (see linkParts)
+	lp, err := ix.newLinkParts(all)
 	if err != nil {
 		return err
 	}
@@ -179,7 +181,7 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 	// context of its links.
 	byPart := make([][]string, lp.n)
 	for _, p := range all {
-		k := partOf(p, lp.n)
+		k := lp.partOf(p)
 		byPart[k] = append(byPart[k], p)
 	}
 	for k, ps := range byPart {
@@ -533,32 +535,40 @@ func isNotExist(err error) bool {
 // noteRead is one note read and parsed, with its links, or the error.
 type noteRead struct {
 	path  string
+	seq   int // its place in the paths read
 	note  *vault.Note
 	links []vault.LinkContext
 	err   error
 }
 
 // readNotes reads, parses and scans the links of paths with a pool of
-// workers and hands each result to fn, which runs on the calling goroutine
-// (so it may touch the writer).
+// workers and hands each result to fn, in the order of paths, on the
+// calling goroutine (so it may touch the writer).
 func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead) error) error {
 	if len(paths) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan string)
+	type job struct {
+		seq int
+		p   string
+	}
+	jobs := make(chan job)
 	// The workers read and parse ahead while the writer waits for a
-	// batch to be analysed and written: up to half a batch of notes.
-	results := make(chan noteRead, max(2*ix.workers, min(len(paths), ix.batchSz/2)))
+	// batch to be analysed and written: up to half a batch of notes, in
+	// flight or waiting for the notes before them.
+	ahead := max(2*ix.workers, min(len(paths), ix.batchSz/2))
+	slots := make(chan struct{}, ahead)
+	results := make(chan noteRead, ahead)
 	var wg sync.WaitGroup
 	for i := 0; i < ix.workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for p := range jobs {
-				r := noteRead{path: p}
-				raw, err := ix.v.ReadRaw(p, -1)
+			for j := range jobs {
+				r := noteRead{path: j.p, seq: j.seq}
+				raw, err := ix.v.ReadRaw(j.p, -1)
 				if err != nil {
 					r.err = err
 				} else {
@@ -575,9 +585,14 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead
 	}
 	go func() {
 		defer close(jobs)
-		for _, p := range paths {
+		for i, p := range paths {
 			select {
-			case jobs <- p:
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{i, p}:
 			case <-ctx.Done():
 				return
 			}
@@ -587,12 +602,23 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead
 		wg.Wait()
 		close(results)
 	}()
+	// The notes in flight are those from next to next+ahead-1: each waits
+	// in its slot of ready until the ones before it were handed over.
+	ready := make([]*noteRead, ahead)
+	next := 0
 	for r := range results {
-		if err := fn(r); err != nil {
-			cancel()
-			for range results {
+		ready[r.seq%ahead] = &r
+		for ready[next%ahead] != nil {
+			r := ready[next%ahead]
+			ready[next%ahead] = nil
+			next++
+			<-slots
+			if err := fn(*r); err != nil {
+				cancel()
+				for range results {
+				}
+				return err
 			}
-			return err
 		}
 	}
 	return ctx.Err()
@@ -728,7 +754,7 @@ func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
 		w.done++
 		return
 	}
-	fastFields(doc, w.ix.fused)
+	fastFields(doc, w.ix.fused, false)
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
 	m := metaOfNote(n)
 	m.inHash, m.keys, m.outHash = in.hashOrZero(), packLinkKeys(links), outHash(links)

@@ -564,3 +564,87 @@ func TestSyncTouchedNoteMatchesNewTimeRange(t *testing.T) {
 		t.Errorf("search in the old mtime's range = %v, want none", paths(res))
 	}
 }
+
+// TestReadNotesInOrder checks that notes read by several workers are
+// handed over in the order asked for, when some take much longer to parse
+// than the others, and that an error from the receiver stops the reading.
+func TestReadNotesInOrder(t *testing.T) {
+	files := map[string]string{}
+	var paths []string
+	for i := 0; i < 300; i++ {
+		p := fmt.Sprintf("n/%03d.md", i)
+		files[p] = fmt.Sprintf("# Note %d\nword%d\n", i, i)
+		if i%29 == 3 {
+			files[p] = strings.Repeat("A long note with [[links]] and words. ", 8000)
+		}
+		paths = append(paths, p)
+	}
+	paths = append(paths[:100], append([]string{"missing.md"}, paths[100:]...)...)
+	dir := writeVault(t, files)
+	ix, err := Open(context.Background(), Options{Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 8, Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	var got []string
+	err = ix.readNotes(context.Background(), paths, func(r noteRead) error {
+		if (r.err != nil) != (r.path == "missing.md") {
+			t.Errorf("%s: %v", r.path, r.err)
+		}
+		got = append(got, r.path)
+		return nil
+	})
+	if err != nil || !slices.Equal(got, paths) {
+		t.Errorf("read %d notes (%v), not in the order asked for: %v", len(got), err, got)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = ix.readNotes(context.Background(), paths, func(r noteRead) error {
+		if n++; n == 50 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != 50 {
+		t.Errorf("stopped at %d notes with %v", n, err)
+	}
+}
+
+// TestLinkPartsAreRuns checks that the partitions of a full index are runs
+// of the sorted paths, of at most notesPerPartition notes each, so that a
+// full index writes its notes in the order of their paths.
+func TestLinkPartsAreRuns(t *testing.T) {
+	defer func(n int) { notesPerPartition = n }(notesPerPartition)
+	notesPerPartition = 9
+	var paths []string
+	for i := 0; i < 100; i++ {
+		paths = append(paths, fmt.Sprintf("d%d/note %03d.md", i%7, i))
+	}
+	slices.Sort(paths)
+	ix := openIndex(t, writeVault(t, nil), "")
+	lp, err := ix.newLinkParts(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lp.close()
+	sizes := make([]int, lp.n)
+	last := 0
+	for _, p := range paths {
+		k := lp.partOf(p)
+		if k < last || k >= lp.n {
+			t.Fatalf("%s in partition %d, after %d (of %d)", p, k, last, lp.n)
+		}
+		last = k
+		sizes[k]++
+	}
+	for k, n := range sizes {
+		if n == 0 || n > notesPerPartition {
+			t.Errorf("partition %d has %d notes: %v", k, n, sizes)
+		}
+	}
+	for _, p := range []string{"", "a", "d3/", "zzz"} {
+		if k := lp.partOf(p); k < 0 || k >= lp.n {
+			t.Errorf("%q in partition %d of %d", p, k, lp.n)
+		}
+	}
+}
