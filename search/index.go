@@ -221,11 +221,25 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
+	ix.removeStaleScans()
 	if err := ix.openOrCreate(ctx); err != nil {
 		ix.unlock()
 		return nil, err
 	}
 	return ix, nil
+}
+
+// removeStaleScans removes the folders a full index keeps its link scan
+// and note metadata in (linkParts, metaSpill) left by a process that did
+// not end its sync (killed, crashed): with the index locked, none is in
+// use, and on a large vault they hold hundreds of megabytes.
+func (ix *Index) removeStaleScans() {
+	stale, _ := filepath.Glob(filepath.Join(ix.path, linkScanPrefix+"*"))
+	for _, dir := range stale {
+		if err := os.RemoveAll(dir); err != nil {
+			ix.log.Warn("cannot remove a stale link scan", "dir", dir, "err", err)
+		}
+	}
 }
 
 // checkPath resolves the index path, refusing a directory inside the vault

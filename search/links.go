@@ -343,6 +343,9 @@ func (v keyView) resolve(lc vault.LinkContext, src string) (string, bool) {
 // links pointing to about this many notes are in memory at once.
 var notesPerPartition = 4000
 
+// linkScanPrefix begins the name of the folder a full index spills to.
+const linkScanPrefix = "linkscan-"
+
 // linkParts are the links of a vault, spilled by target partition. A
 // partition is a run of the vault's paths in sorted order, so that notes
 // written partition by partition are written in the order of their ids:
@@ -379,7 +382,7 @@ func (ix *Index) newLinkParts(paths []string) (*linkParts, error) {
 	if ix.path != "" {
 		parent = ix.path
 	}
-	dir, err := os.MkdirTemp(parent, "linkscan-")
+	dir, err := os.MkdirTemp(parent, linkScanPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("link scan: %w", err)
 	}

@@ -2,7 +2,10 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -120,4 +123,35 @@ func TestBulkIndexSpillsMetadata(t *testing.T) {
 	}
 	keptReopened, _ := openDisk(t, dir, keptPath)
 	check("reopened", reopened, keptReopened, true)
+}
+
+// TestOpenRemovesStaleScans checks that opening an index removes the link
+// scan folders a killed sync left in it, and nothing else.
+func TestOpenRemovesStaleScans(t *testing.T) {
+	dir := writeVault(t, smallVault)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, _ := openDisk(t, dir, idxPath)
+	notes := ix.Count()
+	ix.Close()
+	stale := filepath.Join(idxPath, linkScanPrefix+"12345")
+	if err := os.MkdirAll(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, "notes"), []byte("left by a killed sync"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(idxPath, "other")
+	if err := os.WriteFile(keep, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ix, st := openDisk(t, dir, idxPath)
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale scan folder: %v", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("another file: %v", err)
+	}
+	if st.Rebuilt || notes == 0 || ix.Count() != notes || st.Unchanged != notes {
+		t.Errorf("reopen: %+v, %d notes", st, ix.Count())
+	}
 }
