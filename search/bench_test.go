@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -97,6 +98,14 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 		b.StartTimer()
 	}
 	b.ReportMetric(anon, "peak_anon_MB")
+	// The collector's cycles, and whether its CPU limiter let the heap
+	// past the soft memory limit (the cycle it last did so; 0: never).
+	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/limiter/last-enabled:gc-cycle"}}
+	metrics.Read(gc)
+	if gc[0].Value.Kind() == metrics.KindUint64 && gc[1].Value.Kind() == metrics.KindUint64 {
+		b.ReportMetric(float64(gc[0].Value.Uint64()), "gc_cycles")
+		b.ReportMetric(float64(gc[1].Value.Uint64()), "gc_limited_at")
+	}
 	return notes, total.Seconds() / float64(b.N)
 }
 
