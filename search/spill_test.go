@@ -155,3 +155,39 @@ func TestOpenRemovesStaleScans(t *testing.T) {
 		t.Errorf("reopen: %+v, %d notes", st, ix.Count())
 	}
 }
+
+// TestBulkIndexFailingKeepsNotesWritten checks that a first index that
+// fails part way (here a link partition gone from the disk) still has, in
+// memory, the notes of the batches it wrote.
+func TestBulkIndexFailingKeepsNotesWritten(t *testing.T) {
+	defer func(b, p int) { bulkNotes, notesPerPartition = b, p }(bulkNotes, notesPerPartition)
+	bulkNotes, notesPerPartition = 50, 40
+	files := map[string]string{}
+	for i := 0; i < 120; i++ {
+		files[fmt.Sprintf("note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d, see [[note %03d]].\n", i, i, (i*7)%120)
+	}
+	dir := writeVault(t, files)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	removed := false
+	_, err = ix.Sync(context.Background(), func(done, total int) {
+		if !removed { // at the start: the links were scanned, no note is written yet
+
+			parts, _ := filepath.Glob(filepath.Join(idxPath, linkScanPrefix+"*", "2"))
+			for _, p := range parts {
+				removed = os.Remove(p) == nil
+			}
+		}
+	})
+	if !removed || err == nil {
+		t.Fatalf("partition removed: %v; sync: %v", removed, err)
+	}
+	docs, derr := ix.idx.DocCount()
+	if n := ix.Count(); n == 0 || n >= 120 || derr != nil || uint64(n) != docs {
+		t.Errorf("after the failure: %d notes in memory, %d documents (%v)", n, docs, derr)
+	}
+}

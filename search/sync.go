@@ -170,7 +170,13 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 		if w.spill, err = newMetaSpill(lp.dir); err != nil {
 			return err
 		}
-		defer w.spill.close()
+		defer func() {
+			if w.spill != nil { // a return before finish: keep the notes written
+				if err := w.loadSpill(nil, nil); err != nil {
+					ix.log.Warn("reading back the notes written", "err", err)
+				}
+			}
+		}()
 	}
 	for _, p := range removed {
 		w.remove(p)
