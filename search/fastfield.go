@@ -31,8 +31,9 @@ type fastTextField struct {
 }
 
 // fastFields replaces the analysed text fields of doc (as the mapping made
-// them) with fastTextFields; those analysed by fused's analyzer filter
-// through fused (which may be nil). Without offsets, the term vectors
+// them) with fastTextFields; those analysed by fused's analyzer are
+// tokenized from a pooled slab and filtered through fused (which may be
+// nil), the others by their analyzer. Without offsets, the term vectors
 // keep each token's position but not its byte offsets (zero): phrase
 // queries and proximity read positions only, and snippets find their
 // words in the note's text, so the offsets would be bytes the segments
@@ -56,11 +57,7 @@ func (f *fastTextField) Analyze() {
 		// shared with them (bleve copies it too).
 		v = append([]byte(nil), v...)
 	}
-	a, ok := f.Analyzer().(*analysis.DefaultAnalyzer)
-	if ok {
-		_, ok = a.Tokenizer.(wordTokenizer)
-	}
-	if !ok || len(a.CharFilters) > 0 {
+	if f.fused == nil {
 		tokens := f.Analyzer().Analyze(v)
 		f.length = len(tokens)
 		f.freqs = tokenFrequencies(tokens, f.ArrayPositions(), f.Options(), f.offsets)
@@ -71,14 +68,7 @@ func (f *fastTextField) Analyze() {
 	// tokens (terms are their own bytes), so the slab goes back.
 	t := tokenPool.Get().(*tokenWriter)
 	t.tokenize(v)
-	tokens := t.out
-	if f.fused != nil {
-		tokens = f.fused.filter(tokens)
-	} else {
-		for _, tf := range a.TokenFilters {
-			tokens = tf.Filter(tokens)
-		}
-	}
+	tokens := f.fused.filter(t.out)
 	f.length = len(tokens)
 	f.freqs = tokenFrequencies(tokens, f.ArrayPositions(), f.Options(), f.offsets)
 	t.reset()

@@ -3,7 +3,6 @@ package search
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,15 +61,9 @@ func (s *metaSpill) appendTo(b []byte) ([]byte, error) {
 	if err := s.w.Flush(); err != nil {
 		return b, fmt.Errorf("note metadata: %w", err)
 	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return b, fmt.Errorf("note metadata: %w", err)
-	}
 	start := len(b)
 	b = slices.Grow(b, s.size)[:start+s.size]
-	if _, err := io.ReadFull(s.f, b[start:]); err != nil {
-		return b[:start], fmt.Errorf("note metadata: %w", err)
-	}
-	if _, err := s.f.Seek(0, io.SeekEnd); err != nil {
+	if _, err := s.f.ReadAt(b[start:], 0); err != nil {
 		return b[:start], fmt.Errorf("note metadata: %w", err)
 	}
 	return b, nil

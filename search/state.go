@@ -22,10 +22,20 @@ const stateMagic = "VAS1"
 // encodeState serializes meta with the pending changes applied (a nil value
 // in pending deletes the path).
 func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
+	b, _, _ := encodeStateAfter(nil, meta, pending) // only reading a spill fails
+	return b
+}
+
+// encodeStateAfter is encodeState with the notes of spill (when not nil)
+// first; spilled is the part of the record that holds them.
+func encodeStateAfter(spill *metaSpill, meta, pending map[string]*NoteMeta) (state, spilled []byte, err error) {
 	// Sized from above in one pass, so the record (a third of a kilobyte
 	// a note, held in memory by the index while it is current) is
 	// allocated once and without the slack of growing by doubling.
 	n, size := 0, 16
+	if spill != nil {
+		n, size = spill.n, size+spill.size
+	}
 	for p, m := range meta {
 		if _, ok := pending[p]; !ok {
 			n++
@@ -39,6 +49,13 @@ func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte
 		}
 	}
 	b := appendStateHeader(make([]byte, 0, size), n)
+	if spill != nil {
+		start := len(b)
+		if b, err = spill.appendTo(b); err != nil {
+			return nil, nil, err
+		}
+		spilled = b[start:len(b):len(b)]
+	}
 	for p, m := range meta {
 		if _, ok := pending[p]; !ok {
 			b = appendNoteState(b, m)
@@ -49,7 +66,7 @@ func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte
 			b = appendNoteState(b, m)
 		}
 	}
-	return b
+	return b, spilled, nil
 }
 
 // appendStateHeader appends the start of a state record of n notes.

@@ -146,7 +146,7 @@ func fullLinkScan(indexed, changed int) bool {
 // after scanning the links of every note (all is every note on disk): every
 // note whose inbound link context changed is rewritten too. Notes are
 // parsed in parallel and written in batches as they come.
-func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
+func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, progress ProgressFunc, stats *SyncStats) (err error) {
 	slices.Sort(all) // the order notes are written in (see linkParts)
 	lp, err := ix.newLinkParts(all)
 	if err != nil {
@@ -171,9 +171,11 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 			return err
 		}
 		defer func() {
-			if w.spill != nil { // a return before finish: keep the notes written
-				if err := w.loadSpill(nil, nil); err != nil {
-					ix.log.Warn("reading back the notes written", "err", err)
+			if w.spill != nil {
+				// The last batch was not written: the index has the
+				// notes of the batches before it.
+				if lerr := w.loadSpill(nil, nil); lerr != nil && err == nil {
+					err = lerr
 				}
 			}
 		}()
@@ -271,13 +273,6 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 	ferr := w.maybeFlush(true)
 	if err == nil {
 		err = ferr
-	}
-	if w.spill != nil {
-		// The last batch was not written: the index has the notes of the
-		// batches before it.
-		if lerr := w.loadSpill(nil, nil); lerr != nil && err == nil {
-			err = lerr
-		}
 	}
 	if (err == nil || cancelled && ferr == nil) && w.wrote {
 		ix.waitPersisted(time.Minute)
@@ -804,17 +799,13 @@ func (w *writer) maybeFlush(final bool) error {
 	// list, which Open takes for a damaged index and rebuilds.
 	var spilled []byte // the spilled records in the state record
 	if final || !w.bulk && w.sinceState+w.ops >= max(ix.batchSz, len(ix.meta)/4) {
-		var state []byte
-		if w.spill != nil {
-			var err error
-			if state, spilled, err = w.spilledState(); err != nil {
-				return err
-			}
-		} else {
-			ix.mu.RLock()
-			state = encodeState(ix.meta, w.pending)
-			ix.mu.RUnlock()
+		ix.mu.RLock()
+		state, sp, err := encodeStateAfter(w.spill, ix.meta, w.pending)
+		ix.mu.RUnlock()
+		if err != nil {
+			return err
 		}
+		spilled = sp
 		w.b.SetInternal(keyState, state)
 		w.sinceState = 0
 		ix.stateWrites.Add(1)
@@ -867,10 +858,24 @@ func (w *writer) maybeFlush(final bool) error {
 		}
 	}
 	if w.spill != nil {
-		return w.spillPending(final, spilled)
+		if err := w.spillPending(final, spilled); err != nil {
+			return err
+		}
+	} else {
+		ix.applyPending(w.pending)
 	}
+	w.wrote = true
+	w.pending = make(map[string]*NoteMeta)
+	w.docs = make(map[string]*document.Document)
+	w.ops, w.bytes = 0, 0
+	return nil
+}
+
+// applyPending makes the notes of pending (nil: removed) the index's.
+func (ix *Index) applyPending(pending map[string]*NoteMeta) {
 	ix.mu.Lock()
-	for p, m := range w.pending {
+	defer ix.mu.Unlock()
+	for p, m := range pending {
 		ix.forgetLens(ix.meta[p])
 		ix.titleChanged(ix.meta[p], m)
 		ix.linkTablesChanged(ix.meta[p], m)
@@ -884,60 +889,22 @@ func (w *writer) maybeFlush(final bool) error {
 	}
 	ix.paths = nil
 	ix.metaGen++
-	ix.mu.Unlock()
-	w.wrote = true
-	w.pending = make(map[string]*NoteMeta)
-	w.docs = make(map[string]*document.Document)
-	w.ops, w.bytes = 0, 0
-	return nil
-}
-
-// spilledState returns the state record of a spilling writer's last batch:
-// the spilled notes, then the pending ones; spilled is the part of it that
-// holds the spilled notes.
-func (w *writer) spilledState() (state, spilled []byte, err error) {
-	n, size := w.spill.n, 16+w.spill.size
-	for _, m := range w.pending {
-		if m != nil {
-			n++
-			size += stateSizeBound(m)
-		}
-	}
-	state = appendStateHeader(make([]byte, 0, size), n)
-	start := len(state)
-	if state, err = w.spill.appendTo(state); err != nil {
-		return nil, nil, err
-	}
-	spilled = state[start:len(state):len(state)]
-	for _, m := range w.pending {
-		if m != nil {
-			state = appendNoteState(state, m)
-		}
-	}
-	return state, spilled, nil
 }
 
 // spillPending spills the metadata of a batch just written, or with the
 // last batch (final) makes every note written the index's notes.
 func (w *writer) spillPending(final bool, spilled []byte) error {
 	if final {
-		if err := w.loadSpill(spilled, w.pending); err != nil {
+		return w.loadSpill(spilled, w.pending)
+	}
+	for _, m := range w.pending {
+		if m == nil {
+			continue // a first index removes nothing
+		}
+		if err := w.spill.add(m); err != nil {
 			return err
 		}
-	} else {
-		for _, m := range w.pending {
-			if m == nil {
-				continue // a first index removes nothing
-			}
-			if err := w.spill.add(m); err != nil {
-				return err
-			}
-		}
 	}
-	w.wrote = true
-	w.pending = make(map[string]*NoteMeta)
-	w.docs = make(map[string]*document.Document)
-	w.ops, w.bytes = 0, 0
 	return nil
 }
 
