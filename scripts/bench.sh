@@ -6,7 +6,9 @@
 # (default .bench/) so repeated runs skip generation.
 #
 # BENCH_VAULT=DIR is the real-corpus mode: only a full index of the vault
-# folder DIR (BenchmarkIndexVault), in turn with the SQLite FTS5 baseline
+# folder DIR (BenchmarkIndexVault), in turn with bleve alone on the same
+# notes (BenchmarkBleveFloor, BenchmarkBleveFloorFTS5Fields: what bleve takes
+# once the documents are made) and with the SQLite FTS5 baseline
 # (internal/eval/fts5.py index, python3) on the same folder, $BENCH_COUNT times
 # each. The full index of the generated vault is paired with FTS5 the same
 # way. The medians end with each full index's time over FTS5's, the median
@@ -30,13 +32,17 @@ run() { # package benchmark [count] [benchtime]
 	done
 }
 
-# paired NAME VAULT: the full-index benchmark NAME of ./search and the FTS5
-# baseline on VAULT, in turn, $COUNT times each (one test binary, built first).
+# paired VAULT NAME...: the full-index benchmark NAME of ./search (and any
+# further ones) and the FTS5 baseline on VAULT, in turn, $COUNT times each
+# (one test binary, built first). The FTS5 run is named after the first.
 paired() {
-	local name=$1 vault=$2 bin="$VAULT_AGENT_BENCH_DIR/search.test"
+	local vault=$1 name=$2 bin="$VAULT_AGENT_BENCH_DIR/search.test"
+	shift
 	go test -c -o "$bin" ./search
 	for _ in $(seq "$COUNT"); do
-		"$bin" -test.run '^$' -test.bench "^${name}\$" -test.benchtime 1x 2>&1 | grep -E '^Benchmark' | tee -a "$OUT"
+		for b in "$@"; do
+			"$bin" -test.run '^$' -test.bench "^${b}\$" -test.benchtime 1x 2>&1 | grep -E '^Benchmark' | tee -a "$OUT"
+		done
 		python3 internal/eval/fts5.py index "$vault" "$VAULT_AGENT_BENCH_DIR/fts5.db" "BenchmarkFTS5${name#Benchmark}" | tee -a "$OUT"
 	done
 	rm -f "$VAULT_AGENT_BENCH_DIR/fts5.db"
@@ -50,8 +56,9 @@ if [ -n "${BENCH_VAULT:-}" ]; then
 	export VAULT_AGENT_BENCH_VAULT
 	VAULT_AGENT_BENCH_VAULT="$(cd "$BENCH_VAULT" && pwd)"
 	machine
-	echo "# full index of $VAULT_AGENT_BENCH_VAULT, in turn with FTS5"
-	paired BenchmarkIndexVault "$VAULT_AGENT_BENCH_VAULT"
+	echo "# full index of $VAULT_AGENT_BENCH_VAULT, in turn with bleve alone (the floor: documents made"
+	echo "# before the timer; ours, and FTS5's three fields) and with FTS5"
+	paired "$VAULT_AGENT_BENCH_VAULT" BenchmarkIndexVault BenchmarkBleveFloor BenchmarkBleveFloorFTS5Fields
 	echo
 	echo "# medians over runs ($OUT)"
 	go run ./scripts/benchmedian < "$OUT"
@@ -62,7 +69,7 @@ machine
 echo "# search (generated vault: $VAULT_AGENT_BENCH_NOTES notes)"
 run ./search BenchmarkIndexFull10k 1 # generates the vault when it is not cached
 GEN_VAULT="$VAULT_AGENT_BENCH_DIR/vault-$VAULT_AGENT_BENCH_NOTES-42"
-paired BenchmarkIndexFull10k "$GEN_VAULT"
+paired "$GEN_VAULT" BenchmarkIndexFull10k
 run ./search BenchmarkIndexNaive10k 1
 run ./search BenchmarkSearch "$COUNT" ""
 run ./search BenchmarkSearchBadInput "$COUNT" ""

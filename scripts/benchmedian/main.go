@@ -2,7 +2,9 @@
 // benchmark and metric, the median over the runs and the number of runs.
 // A benchmark BenchmarkX run in turn with a baseline BenchmarkFTS5X (see
 // scripts/bench.sh) also gets the median of its s/index over the
-// baseline's, pair by pair (the i-th run of each).
+// baseline's, pair by pair (the i-th run of each). The bleve floor
+// benchmarks (BenchmarkBleveFloor...) are compared with the FTS5 run of the
+// real-corpus full index, BenchmarkFTS5IndexVault, which they run beside.
 package main
 
 import (
@@ -55,7 +57,7 @@ func main() {
 		if k.unit != "s/index" || strings.HasPrefix(k.bench, "BenchmarkFTS5") {
 			continue
 		}
-		a, b := runs[k], runs[key{"BenchmarkFTS5" + strings.TrimPrefix(k.bench, "Benchmark"), k.unit}]
+		a, b := runs[k], runs[key{baselineOf(k.bench), k.unit}]
 		n := min(len(a), len(b))
 		if n == 0 {
 			continue
@@ -66,6 +68,14 @@ func main() {
 		}
 		fmt.Printf("%-32s %14.3f %-12s (n=%d pairs)\n", k.bench, median(r), "x FTS5 time", n)
 	}
+}
+
+// baselineOf names the FTS5 run a full-index benchmark is compared with.
+func baselineOf(bench string) string {
+	if strings.HasPrefix(bench, "BenchmarkBleveFloor") {
+		return "BenchmarkFTS5IndexVault"
+	}
+	return "BenchmarkFTS5" + strings.TrimPrefix(bench, "Benchmark")
 }
 
 func median(v []float64) float64 {
