@@ -77,7 +77,7 @@ func vaultBytes(b *testing.B, dir string) int64 {
 // closing the index left out).
 func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 	var total time.Duration
-	anon := 0.0
+	anon, goal := 0.0, 0.0
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		stopAnon := benchvault.SampleAnon()
@@ -86,6 +86,7 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 		total += time.Since(start)
 		notes = st.Added
 		b.StopTimer()
+		goal = max(goal, heapGoalMB())
 		if os.Getenv("VAULT_AGENT_BENCH_STATS") != "" {
 			if sm, ok := ix.idx.StatsMap()["index"].(map[string]interface{}); ok {
 				for _, k := range []string{"TotBatches", "TotIntroducedSegmentsBatch", "TotFileMergeSegments", "TotFileMergePlanTasks", "TotFileMergeZapTime", "TotMemMergeSegments", "TotPersistedItems", "TotFileSegmentsAtRoot", "TotMemorySegmentsAtRoot", "num_bytes_used_disk", "TotFileMergeIntroductions"} {
@@ -98,6 +99,9 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 		b.StartTimer()
 	}
 	b.ReportMetric(anon, "peak_anon_MB")
+	// The collector's heap goal when the sync returns, the bulk settings
+	// undone: how far the heap may grow before the next collection.
+	b.ReportMetric(goal, "goal_after_MB")
 	// The collector's cycles, and whether its CPU limiter let the heap
 	// past the soft memory limit (the cycle it last did so; 0: never).
 	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/limiter/last-enabled:gc-cycle"}}
@@ -107,6 +111,16 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 		b.ReportMetric(float64(gc[1].Value.Uint64()), "gc_limited_at")
 	}
 	return notes, total.Seconds() / float64(b.N)
+}
+
+// heapGoalMB is the collector's current heap goal in MB.
+func heapGoalMB() float64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return float64(s[0].Value.Uint64()) / 1e6
 }
 
 // BenchmarkIndexFull10k measures a full index of the 10k-note vault into a

@@ -41,7 +41,9 @@
 // every quarter of the vault, not with each batch. A full index scans the
 // links of every note first and spills them, resolved, to partitions
 // beside the index (links.go), then indexes one partition at a time; a
-// sync of 2,000 notes or more runs under a soft memory limit. So the
+// sync of 2,000 notes or more runs under a soft memory limit, and returns
+// only once scorch's merges and persisting after its last batch are done,
+// then collects and restores the collector's settings (settle.go). So the
 // memory of a first index does not grow with the vault. The text analyzer
 // gives the tokens of bleve's unicode tokenizer and porter stemmer,
 // faster (tokenizer.go).

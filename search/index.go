@@ -308,6 +308,8 @@ func (ix *Index) runtimeConfig() map[string]interface{} {
 		// it, a 100,000-note vault ends in ten to twenty segments, which a
 		// search reads side by side.
 		"scorchMergePlanOptions": map[string]interface{}{"MaxSegmentSize": maxSegmentDocs},
+		// Tells waitSettled when the merger and the persister progress.
+		"eventCallbackName": scorchEvents,
 	}
 }
 

@@ -1,0 +1,68 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+)
+
+func forcedGCs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestBulkSyncEndsSettled checks that a bulk sync returns only once scorch
+// has persisted its last snapshot and planned its merges on it, and that it
+// then collects and gives the collector its settings back. A sync of one
+// note a batch leaves tens of small segments to merge after its last
+// batch, so without the wait the index is not settled when Sync returns.
+func TestBulkSyncEndsSettled(t *testing.T) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Skip("GOMEMLIMIT is set")
+	}
+	defer func(n int) { bulkNotes = n }(bulkNotes)
+	bulkNotes = 50
+	files := map[string]string{}
+	for i := 0; i < 200; i++ {
+		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%200)
+	}
+	dir := writeVault(t, files)
+	ix, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "idx"), Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	prevGC, forced := gcPercent(), forcedGCs()
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := adv.(*scorch.Scorch).Stats().(*scorch.Stats)
+	if !settled(st) {
+		t.Errorf("not settled when the bulk sync returned: root epoch %d, persisted %d, merge-planned %d",
+			atomic.LoadUint64(&st.CurRootEpoch), atomic.LoadUint64(&st.LastPersistedEpoch), atomic.LoadUint64(&st.LastMergedEpoch))
+	}
+	if atomic.LoadUint64(&st.TotFileMergePlanTasks) == 0 {
+		t.Errorf("no merges: the test does not exercise what it checks")
+	}
+	if got := gcPercent(); got != prevGC {
+		t.Errorf("GC percent after the bulk sync %d, want %d", got, prevGC)
+	}
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Errorf("memory limit left set after the bulk sync")
+	}
+	if forcedGCs() == forced {
+		t.Errorf("no collection at the end of the bulk sync")
+	}
+}
