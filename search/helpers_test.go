@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -29,6 +30,21 @@ func writeVault(t testing.TB, files map[string]string) string {
 		writeFile(t, dir, p, c)
 	}
 	return dir
+}
+
+// bulkRingVault writes a vault of n notes ("n/note 000.md" on), each with
+// its own word and a link to the next, and makes a sync of 50 notes or
+// more a bulk sync until the test ends.
+func bulkRingVault(t testing.TB, n int) string {
+	t.Helper()
+	prev := bulkNotes
+	t.Cleanup(func() { bulkNotes = prev })
+	bulkNotes = 50
+	files := map[string]string{}
+	for i := 0; i < n; i++ {
+		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%n)
+	}
+	return writeVault(t, files)
 }
 
 func writeFile(t testing.TB, dir, p, content string) {

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"path/filepath"
 	"runtime/debug"
@@ -28,13 +27,7 @@ func TestBulkSyncEndsSettled(t *testing.T) {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		t.Skip("GOMEMLIMIT is set")
 	}
-	defer func(n int) { bulkNotes = n }(bulkNotes)
-	bulkNotes = 50
-	files := map[string]string{}
-	for i := 0; i < 200; i++ {
-		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%200)
-	}
-	dir := writeVault(t, files)
+	dir := bulkRingVault(t, 200)
 	ix, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "idx"), Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -419,13 +419,7 @@ func TestSyncStateWrittenSparingly(t *testing.T) {
 // cancelled part way still writes what it read, so the next sync goes on
 // from there.
 func TestBulkSyncStateAtTheEnd(t *testing.T) {
-	defer func(n int) { bulkNotes = n }(bulkNotes)
-	bulkNotes = 50
-	files := map[string]string{}
-	for i := 0; i < 300; i++ {
-		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%300)
-	}
-	dir := writeVault(t, files)
+	dir := bulkRingVault(t, 300)
 
 	idxPath := filepath.Join(t.TempDir(), "idx")
 	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 10})
