@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -104,23 +103,19 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 	b.ReportMetric(goal, "goal_after_MB")
 	// The collector's cycles, and whether its CPU limiter let the heap
 	// past the soft memory limit (the cycle it last did so; 0: never).
-	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/limiter/last-enabled:gc-cycle"}}
-	metrics.Read(gc)
-	if gc[0].Value.Kind() == metrics.KindUint64 && gc[1].Value.Kind() == metrics.KindUint64 {
-		b.ReportMetric(float64(gc[0].Value.Uint64()), "gc_cycles")
-		b.ReportMetric(float64(gc[1].Value.Uint64()), "gc_limited_at")
+	cycles, ok1 := runtimeMetric("/gc/cycles/total:gc-cycles")
+	limited, ok2 := runtimeMetric("/gc/limiter/last-enabled:gc-cycle")
+	if ok1 && ok2 {
+		b.ReportMetric(float64(cycles), "gc_cycles")
+		b.ReportMetric(float64(limited), "gc_limited_at")
 	}
 	return notes, total.Seconds() / float64(b.N)
 }
 
 // heapGoalMB is the collector's current heap goal in MB.
 func heapGoalMB() float64 {
-	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return float64(s[0].Value.Uint64()) / 1e6
+	goal, _ := runtimeMetric("/gc/heap/goal:bytes")
+	return float64(goal) / 1e6
 }
 
 // BenchmarkIndexFull10k measures a full index of the 10k-note vault into a

@@ -289,7 +289,7 @@ func evalExisting(p string) string {
 	}
 }
 
-func (ix *Index) runtimeConfig() map[string]interface{} {
+func runtimeConfig() map[string]interface{} {
 	return map[string]interface{}{
 		// Fail instead of waiting forever if root.bolt is locked; the
 		// lock file normally reports this first.
@@ -366,7 +366,7 @@ func (ix *Index) openExisting() (idx bleve.Index, state []*NoteMeta, why string,
 		ix.corrupt = true
 		return nil, nil, why, nil
 	}
-	idx, oerr := bleve.OpenUsing(ix.path, ix.runtimeConfig())
+	idx, oerr := bleve.OpenUsing(ix.path, runtimeConfig())
 	if oerr != nil {
 		if errors.Is(oerr, bolt.ErrTimeout) {
 			return nil, nil, "", fmt.Errorf("open index %s: %w", ix.path, ErrLocked)
@@ -423,7 +423,7 @@ func (ix *Index) create() error {
 		return err
 	}
 	ix.corrupt = false
-	idx, err := bleve.NewUsing(ix.path, ix.m, scorch.Name, scorch.Name, ix.runtimeConfig())
+	idx, err := bleve.NewUsing(ix.path, ix.m, scorch.Name, scorch.Name, runtimeConfig())
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return fmt.Errorf("create index %s: %w", ix.path, ErrLocked)

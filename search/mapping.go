@@ -207,19 +207,8 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		return nil, err
 	}
 
-	text := func(analyzer string, vectors bool) *mapping.FieldMapping {
-		fm := mapping.NewTextFieldMapping()
-		fm.Analyzer = analyzer
-		fm.Store = false
-		fm.IncludeInAll = false
-		fm.DocValues = false
-		fm.IncludeTermVectors = vectors
-		return fm
-	}
-	kw := func() *mapping.FieldMapping {
-		fm := text(keyword.Name, false)
-		return fm
-	}
+	text := textFieldMapping
+	kw := func() *mapping.FieldMapping { return text(keyword.Name, false) }
 	doc := mapping.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt(fTitle, text(textAnalyzer, true))
 	doc.AddFieldMappingsAt(fTitleCJK, text(cjkAnalyzer, true))
@@ -259,6 +248,30 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	im.DefaultMapping = doc
 	im.DefaultField = fBody
 	return im, nil
+}
+
+// textFieldMapping maps a field indexed by analyzer, not stored, with term
+// vectors (positions, for phrase queries) when vectors is set.
+func textFieldMapping(analyzer string, vectors bool) *mapping.FieldMapping {
+	fm := mapping.NewTextFieldMapping()
+	fm.Analyzer = analyzer
+	fm.Store = false
+	fm.IncludeInAll = false
+	fm.DocValues = false
+	fm.IncludeTermVectors = vectors
+	return fm
+}
+
+// noteDoc makes the bleve document of note n, whose inbound link context is
+// in (nil: none), through mapping m, its text fields analysed through fused
+// (fastFields).
+func noteDoc(m *mapping.IndexMappingImpl, fused *fusedChain, n *vault.Note, in *inbound) (*document.Document, error) {
+	doc := document.NewDocument(n.Path)
+	if err := m.MapDocument(doc, noteDocument(n, in)); err != nil {
+		return nil, err
+	}
+	fastFields(doc, fused, false)
+	return doc, nil
 }
 
 // schemaStamp identifies the document layout: a change in the mapping or in

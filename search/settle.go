@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -23,7 +24,7 @@ const scorchEvents = "vault-agent"
 
 func init() { scorch.RegistryEventCallbacks[scorchEvents] = onScorchEvent }
 
-// scorchWakes maps an open scorch index being waited on (waitSettled) to
+// scorchWakes maps an open scorch index being waited on (Index.waitSettled) to
 // its wake; the entry goes when the index closes.
 var scorchWakes sync.Map
 
@@ -64,10 +65,50 @@ func onScorchEvent(e scorch.Event) bool {
 	return true
 }
 
+// settleTimeout bounds how long a bulk sync waits for scorch's merges and
+// persisting after its last batch (normally milliseconds).
+const settleTimeout = time.Minute
+
 // waitSettled waits until the index's current snapshot is persisted and
-// the merger has planned on it and found nothing to merge, or until ctx
-// ends or the index is closed. An index in memory has nothing to wait for.
-func waitSettled(ctx context.Context, idx bleve.Index, closed <-chan struct{}) error {
+// the merger has planned on it and found nothing to merge; or until ctx
+// ends, settleTimeout passes or the index is closed. An index in memory
+// has nothing to wait for. Called with writeMu held.
+func (ix *Index) waitSettled(ctx context.Context) {
+	if ix.path == "" || ix.idx == nil { // in memory, or a rebuild failed
+		return
+	}
+	st := scorchStats(ix.idx)
+	if st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	v, _ := scorchWakes.LoadOrStore(st.s, &wake{ch: make(chan struct{})})
+	w := v.(*wake)
+	for {
+		c := w.current() // before the check, so no event between them is missed
+		if settled(st.Stats) {
+			return
+		}
+		select {
+		case <-c:
+		case <-ix.closed:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// scorchIndex is a scorch index and its statistics.
+type scorchIndex struct {
+	s *scorch.Scorch
+	*scorch.Stats
+}
+
+// scorchStats returns the scorch index under idx with its statistics, or
+// nil when idx is not a scorch index.
+func scorchStats(idx bleve.Index) *scorchIndex {
 	adv, err := idx.Advanced()
 	if err != nil {
 		return nil
@@ -80,21 +121,7 @@ func waitSettled(ctx context.Context, idx bleve.Index, closed <-chan struct{}) e
 	if !ok {
 		return nil
 	}
-	v, _ := scorchWakes.LoadOrStore(s, &wake{ch: make(chan struct{})})
-	w := v.(*wake)
-	for {
-		c := w.current() // before the check, so no event between them is missed
-		if settled(st) {
-			return nil
-		}
-		select {
-		case <-c:
-		case <-closed:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return &scorchIndex{s, st}
 }
 
 // settled reports whether scorch's current snapshot is persisted and

@@ -5,17 +5,13 @@ import (
 	"math"
 	"path/filepath"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync/atomic"
 	"testing"
-
-	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
 func forcedGCs() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
+	n, _ := runtimeMetric("/gc/cycles/forced:gc-cycles")
+	return n
 }
 
 // TestBulkSyncEndsSettled checks that a bulk sync returns only once scorch
@@ -37,11 +33,7 @@ func TestBulkSyncEndsSettled(t *testing.T) {
 	if _, err := ix.Sync(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	adv, err := ix.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := adv.(*scorch.Scorch).Stats().(*scorch.Stats)
+	st := scorchStats(ix.idx).Stats
 	if !settled(st) {
 		t.Errorf("not settled when the bulk sync returned: root epoch %d, persisted %d, merge-planned %d",
 			atomic.LoadUint64(&st.CurRootEpoch), atomic.LoadUint64(&st.LastPersistedEpoch), atomic.LoadUint64(&st.LastMergedEpoch))

@@ -99,13 +99,9 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 		restore := bulkMemoryLimit()
 		defer func() {
 			// The merges the sync left, and the snapshots persisted
-			// after its last batch, run under the bulk settings too
-			// (see settle.go); Sync returns when they are done.
-			if ix.path != "" {
-				wctx, cancel := context.WithTimeout(ctx, settleTimeout)
-				_ = waitSettled(wctx, ix.idx, ix.closed)
-				cancel()
-			}
+			// after its last batch, run under the bulk settings too;
+			// Sync returns when they are done.
+			ix.waitSettled(ctx)
 			restore()
 		}()
 	}
@@ -690,10 +686,6 @@ const (
 
 var bulkNotes = 2000 // a variable for tests
 
-// settleTimeout bounds how long a bulk sync waits for scorch's merges and
-// persisting after its last batch (normally milliseconds).
-const settleTimeout = time.Minute
-
 var bulkMu struct {
 	sync.Mutex
 	n      int   // syncs under the limit
@@ -742,17 +734,26 @@ func bulkMemoryLimit() (restore func()) {
 // marking the same objects again. The limit only rises, and only while a
 // bulk sync set it.
 func raiseBulkLimit() {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
+	live, ok := runtimeMetric("/gc/heap/live:bytes")
+	if !ok {
 		return
 	}
-	want := int64(s[0].Value.Uint64()) + bulkHeadroom
+	want := int64(live) + bulkHeadroom
 	bulkMu.Lock()
 	defer bulkMu.Unlock()
 	if bulkMu.n > 0 && want > debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(want)
 	}
+}
+
+// runtimeMetric reads one of the runtime's uint64 metrics (runtime/metrics).
+func runtimeMetric(name string) (uint64, bool) {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0, false
+	}
+	return s[0].Value.Uint64(), true
 }
 
 func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc) *writer {
@@ -772,14 +773,13 @@ func metaOfNote(n *vault.Note) *NoteMeta {
 // index writes a note with its links (the note's own, and in: the
 // context of the links pointing to it).
 func (w *writer) index(n *vault.Note, links []vault.LinkContext, in *inbound) {
-	doc := document.NewDocument(n.Path)
-	if err := w.ix.m.MapDocument(doc, noteDocument(n, in)); err != nil {
+	doc, err := noteDoc(w.ix.m, w.ix.fused, n, in)
+	if err != nil {
 		// Mapping plain strings cannot fail; keep the old entry if it does.
 		w.ix.log.Warn("cannot map note", "path", n.Path, "err", err)
 		w.done++
 		return
 	}
-	fastFields(doc, w.ix.fused, false)
 	_ = w.b.IndexAdvanced(doc) // only fails for an empty id
 	m := metaOfNote(n)
 	m.inHash, m.keys, m.outHash = in.hashOrZero(), packLinkKeys(links), outHash(links)
