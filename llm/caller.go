@@ -67,13 +67,10 @@ func newCaller(op, component, key, baseURL, model string, timeout, defTimeout ti
 	return oc, c, nil
 }
 
-// httpClient is hc, or a new http.Client.
-func httpClient(hc *http.Client) *http.Client {
-	if hc == nil {
-		return &http.Client{}
-	}
-	return hc
-}
+// httpClient is the client of every request to a model server: hc (a
+// new http.Client when nil) with redirects that never carry the key to
+// another origin.
+func httpClient(hc *http.Client) *http.Client { return keepKeyAtHome(hc) }
 
 // pause waits before retry number attempt+1 of a call that failed with
 // err, or returns the error that ends the call (prefixed with op): the
