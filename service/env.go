@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"strconv"
+	"sync"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -31,18 +34,150 @@ type Env struct {
 	// or ~/.cache on Linux), under which indexes live by default; "" when
 	// there is none.
 	CacheDir string
+	// Vars are the VAULT_AGENT_* variables of Keys that are set, by name.
+	Vars map[string]string
+	// ConfigPath is where the config file is looked for ("" without a
+	// user config dir); Config is the file, nil when there is none.
+	ConfigPath string
+	Config     *Config
+	// Home is the user's home folder; WorkDir the working directory ("" when
+	// unknown).
+	Home, WorkDir string
 }
 
-// ProcessEnv reads Env from the process environment.
+// ProcessEnv reads Env from the process environment, and the config file.
 func ProcessEnv() Env {
 	cache, _ := os.UserCacheDir()
-	return Env{
+	configDir, _ := os.UserConfigDir()
+	home, _ := os.UserHomeDir()
+	wd, _ := os.Getwd()
+	e := Env{
 		APIKey:      os.Getenv("OPENAI_API_KEY"),
-		BaseURL:     os.Getenv("OPENAI_BASE_URL"),
+		BaseURL:     strings.TrimSpace(os.Getenv("OPENAI_BASE_URL")),
 		Model:       strings.TrimSpace(os.Getenv("OPENAI_MODEL")),
 		EmbedAPIKey: os.Getenv("VAULT_AGENT_EMBED_API_KEY"),
 		CacheDir:    cache,
+		Vars:        map[string]string{},
+		ConfigPath:  ConfigPath(os.LookupEnv, configDir),
+		Home:        home,
+		WorkDir:     wd,
 	}
+	for _, k := range Keys {
+		if len(k.Env) > 0 {
+			if v, ok := os.LookupEnv(k.Env[0]); ok && strings.TrimSpace(v) != "" {
+				e.Vars[k.Env[0]] = v
+			}
+		}
+	}
+	e.Config = LoadConfig(e.ConfigPath, home)
+	return e
+}
+
+// Settings are the settings of the environment and the config file for
+// the vault at root ("" for none): the config file's top level, under its
+// section for that vault, under the variables (VAULT_AGENT_MODEL before
+// OPENAI_MODEL, VAULT_AGENT_BASE_URL before OPENAI_BASE_URL), each value
+// with its source. Values that cannot be used are left out; Problems says
+// which.
+func (e Env) Settings(root string) Settings {
+	s, _ := e.settings(root)
+	return s
+}
+
+// Problems are what is wrong in the config file and the variables, for the
+// vault at root; each value at fault is ignored.
+func (e Env) Problems(root string) []string {
+	_, p := e.settings(root)
+	return p
+}
+
+func (e Env) settings(root string) (Settings, []string) {
+	var problems []string
+	var s Settings
+	if c := e.Config; c != nil {
+		problems = append(problems, c.Problems...)
+		s = c.top.settings("config file "+c.Path, &problems)
+		if v, ok := c.section(root); ok {
+			s = s.Merge(v.s.settings(fmt.Sprintf("config file %s [vault.%q]", c.Path, v.name), &problems))
+		}
+	}
+	var env Settings
+	for _, k := range Keys {
+		if len(k.Env) == 0 {
+			continue
+		}
+		name, v := k.Env[0], e.Vars[k.Env[0]]
+		if v == "" {
+			switch k.Field {
+			case "Model":
+				name, v = "OPENAI_MODEL", e.Model
+			case "BaseURL":
+				name, v = "OPENAI_BASE_URL", e.BaseURL
+			}
+		}
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		switch k.Field {
+		case "Excludes":
+			var globs []string
+			for _, g := range strings.Split(v, ",") {
+				if g = strings.TrimSpace(g); g != "" {
+					globs = append(globs, g)
+				}
+			}
+			env.Excludes = globs
+			env.source(k.Field, name)
+		case "Planner":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s must be true or false, got %q; ignored", name, v))
+				continue
+			}
+			env.Planner = &b
+			env.source(k.Field, name)
+		default:
+			if err := checkValue(k.Field, v); err != nil {
+				problems = append(problems, fmt.Sprintf("%s %v; ignored", name, err))
+				continue
+			}
+			setField(&env, k.Field, v, name)
+		}
+	}
+	return s.Merge(env), problems
+}
+
+// Layered returns front (the settings a front-end was given: flags, a
+// host's) over the environment's and the config file's for the vault at
+// root, and reports the problems of those once, as warnings on log.
+func (e Env) Layered(root string, front Settings, log *slog.Logger) Settings {
+	s, problems := e.settings(root)
+	for _, p := range problems {
+		reportOnce(log, p)
+	}
+	return s.Merge(front)
+}
+
+// reported holds the messages reportOnce has logged.
+var reported sync.Map
+
+// reportOnce logs msg as a warning the first time this process asks, so a
+// server that opens many vaults says it once.
+func reportOnce(log *slog.Logger, msg string) {
+	if log == nil {
+		return
+	}
+	if _, seen := reported.LoadOrStore(msg, true); !seen {
+		log.Warn(msg)
+	}
+}
+
+// TakeNotice reports whether msg has not been reported yet, and marks it
+// reported: a command that prints a notice itself keeps the service from
+// logging it again.
+func TakeNotice(msg string) bool {
+	_, seen := reported.LoadOrStore(msg, true)
+	return !seen
 }
 
 // String describes the environment without the key.
@@ -53,7 +188,7 @@ func (e Env) String() string {
 		}
 		return "unset"
 	}
-	return fmt.Sprintf("Env{APIKey:%s EmbedAPIKey:%s BaseURL:%q Model:%q CacheDir:%q}", set(e.APIKey), set(e.EmbedAPIKey), e.BaseURL, e.Model, e.CacheDir)
+	return fmt.Sprintf("Env{APIKey:%s EmbedAPIKey:%s BaseURL:%q Model:%q CacheDir:%q Vars:%v ConfigPath:%q}", set(e.APIKey), set(e.EmbedAPIKey), e.BaseURL, e.Model, e.CacheDir, e.Vars, e.ConfigPath)
 }
 
 // GoString keeps %#v from printing the key.

@@ -73,7 +73,7 @@ func TestNewModel(t *testing.T) {
 func TestNewModelAsksTheServer(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Repeat(llmtest.Text("ok")))
 	srv.SetModels("qwen2.5-7b-instruct", "other")
-	m, err := NewModel(context.Background(), Settings{BaseURL: srv.URL}, Env{}, nil)
+	m, err := NewModel(context.Background(), Settings{Provider: "openai", BaseURL: srv.URL}, Env{}, nil)
 	if err != nil || m.Name() != "openai/qwen2.5-7b-instruct" {
 		t.Fatalf("first listed model: %v, %v", m, err)
 	}

@@ -53,8 +53,8 @@ type Options struct {
 	Rebuild bool
 	// Watch keeps the index fresh with the file watcher until Close.
 	Watch bool
-	// Agent starts the agent, and builds its model first, so that a bad
-	// model setting fails before any indexing.
+	// Agent starts the agent. Its model is built by each run that needs
+	// it, so that no model setting or server keeps a vault from opening.
 	Agent bool
 	// Sessions says runs belong to conversations (RunRequest.SessionID):
 	// plans waiting for the user's review are then kept beside the index,
@@ -114,6 +114,7 @@ type Service struct {
 	agent     *agent.Agent
 
 	editState
+	modelState
 
 	stopWatch context.CancelFunc
 	closed    atomic.Bool
@@ -159,14 +160,13 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 	if err != nil {
 		return nil, &OpenError{Part: PartVault, Path: opts.Vault, Err: err}
 	}
+	s.settings = s.env.Layered(root, opts.Settings, s.log)
 	if err := s.settings.Validate(root); err != nil {
 		return nil, err
 	}
-	model := opts.Model
-	if opts.Agent && model == nil {
-		if model, err = NewModel(ctx, s.settings, s.env, s.log); err != nil {
-			return nil, &OpenError{Part: PartModel, Err: err}
-		}
+	s.model = opts.Model
+	if opts.Agent && s.model == nil {
+		s.model = s.defaultModel()
 	}
 
 	ob := s.settings.ObsidianExcludes
@@ -227,7 +227,7 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		if opts.Sessions && s.indexPath != "" {
 			reviews = filepath.Clean(s.indexPath) + "-reviews.db"
 		}
-		deps := agent.Deps{Model: model, Index: s.index, Logger: s.log, ReviewStorePath: reviews}
+		deps := agent.Deps{Model: s.model, Index: s.index, Logger: s.log, ReviewStorePath: reviews}
 		if s.sem != nil {
 			deps.Index = searcher{s.index, s}
 			deps.Related = s.sem
@@ -371,12 +371,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest, sink agent.Sink) (*ag
 	if err != nil {
 		return nil, err
 	}
-	var model llm.Model
-	if req.Settings.NamesModel() {
-		if model, err = NewModel(ctx, settings, s.env, s.log); err != nil {
-			return nil, &SettingError{Key: "provider", Msg: fmt.Sprintf("model %q cannot be used: %v", settings.Provider, err), Err: err}
-		}
-	}
+	model := s.runModel(ctx, req.Settings, settings)
 	if req.RunID != "" && s.agent.Active(req.RunID) {
 		return nil, fmt.Errorf("%w: %s", agent.ErrDuplicateRun, req.RunID)
 	}

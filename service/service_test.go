@@ -85,7 +85,7 @@ func TestOpenAndRun(t *testing.T) {
 		{Settings{Trace: filepath.Join(dir, "run.jsonl")}, "trace"},
 		{Settings{MaxIterations: -1}, "maxIterations"},
 		{Settings{Mode: "yolo"}, "mode"},
-		{Settings{Provider: "openai", Model: "m"}, "provider"},
+		{Settings{Provider: "claude"}, "provider"},
 	} {
 		var se *SettingError
 		if _, err := s.Run(context.Background(), RunRequest{Message: "x", Settings: tt.s}, nil); !errors.As(err, &se) || se.Key != tt.key {
@@ -94,6 +94,14 @@ func TestOpenAndRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "run.jsonl")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("a trace was written into the vault")
+	}
+	// A model that cannot be used fails its run alone, saying what chose it.
+	res, err = s.Run(context.Background(), RunRequest{Message: "x", Settings: Settings{Provider: "openai", Model: "m"}}, nil)
+	if err != nil || res.StopReason != agent.StopError || !strings.Contains(res.Error, "the provider setting") || !strings.Contains(res.Error, "OPENAI_API_KEY") {
+		t.Errorf("a run with a model that cannot be used: %+v, %v", res, err)
+	}
+	if res, err := s.Run(context.Background(), RunRequest{Message: agenttest.Goal}, nil); err != nil || res.StopReason != agent.StopFinalAnswer {
+		t.Errorf("the next run: %+v, %v", res, err)
 	}
 }
 
@@ -128,20 +136,28 @@ func TestRunDuplicateID(t *testing.T) {
 	}
 }
 
-// Open fails with the part that failed; a model that cannot be built fails
-// before any indexing.
+// Open fails with the part that failed; a model that cannot be built keeps
+// nothing from opening: the runs that use it fail.
 func TestOpenErrors(t *testing.T) {
 	var oe *OpenError
 	_, err := Open(context.Background(), Options{Vault: filepath.Join(t.TempDir(), "nope"), InMemoryIndex: true, Env: &Env{}})
 	if !errors.As(err, &oe) || oe.Part != PartVault {
 		t.Errorf("missing vault: %v", err)
 	}
-	progressed := false
-	_, err = Open(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
-		Settings: Settings{Provider: "openai"}, Progress: func(int, int) { progressed = true }})
-	if !errors.As(err, &oe) || oe.Part != PartModel || progressed {
-		t.Errorf("bad model: %v (indexed first: %v)", err, progressed)
+	s, err := Open(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
+		Settings: Settings{Provider: "openai"}})
+	if err != nil {
+		t.Fatalf("a model that cannot be built kept the vault from opening: %v", err)
 	}
+	res, err := s.Run(context.Background(), RunRequest{Message: "x"}, nil)
+	var me *ModelError
+	if err != nil || res.StopReason != agent.StopError || !strings.Contains(res.Error, "no model configured") {
+		t.Errorf("bad model: %+v, %v", res, err)
+	}
+	if _, cerr := s.runModel(context.Background(), Settings{}, s.settings).Chat(context.Background(), llm.Request{}, nil); !errors.As(cerr, &me) || me.Choice.By != "the provider setting" {
+		t.Errorf("the model's error is %v, want a *ModelError naming the provider setting", cerr)
+	}
+	s.Close()
 	_, err = Open(context.Background(), Options{Vault: fixture.Copy(t), Env: &Env{}})
 	if !errors.As(err, &oe) || oe.Part != PartIndex {
 		t.Errorf("no cache dir: %v", err)
@@ -235,9 +251,11 @@ func TestStart(t *testing.T) {
 	if _, err := Start(context.Background(), Options{Vault: filepath.Join(t.TempDir(), "nope"), InMemoryIndex: true, Env: &Env{}}); !errors.As(err, &oe) || oe.Part != PartVault {
 		t.Errorf("missing vault: %v", err)
 	}
-	if _, err := Start(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
-		Settings: Settings{Provider: "openai"}}); !errors.As(err, &oe) || oe.Part != PartModel {
-		t.Errorf("bad model: %v", err)
+	if o, err := Start(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{}, Agent: true,
+		Settings: Settings{Provider: "openai"}}); err != nil {
+		t.Errorf("a model that cannot be built kept the vault from opening: %v", err)
+	} else {
+		o.Close()
 	}
 
 	var reported bool

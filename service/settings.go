@@ -2,10 +2,13 @@ package service
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,13 +22,13 @@ import (
 // (RunConfig). The JSON forms (rpc's initialize and agent/run settings)
 // belong to the front-ends.
 type Settings struct {
-	// Provider is offline, openai or scripted; "" is openai when an API
-	// key or a base URL is configured (here or in Env), else offline.
+	// Provider is offline, openai or scripted; "" is openai when a Model
+	// is named, else offline (ChooseModel).
 	Provider string
-	// Model is the model name for openai ("" uses Env.Model, else the
-	// first model the server at BaseURL lists).
+	// Model is the model name for openai ("" with provider openai: the
+	// first chat model the server at BaseURL lists).
 	Model string
-	// BaseURL is an OpenAI-compatible endpoint ("" uses Env.BaseURL).
+	// BaseURL is an OpenAI-compatible endpoint ("": OpenAI's).
 	BaseURL string
 	// Script is the fixture file of the scripted provider.
 	Script string
@@ -76,6 +79,13 @@ type Settings struct {
 	// ObsidianExcludes applies Obsidian's "Excluded files" setting (default
 	// true); it applies when the vault is opened.
 	ObsidianExcludes *bool
+
+	// Sources says where the value of each field set came from, by field
+	// name ("Model": "--model", "OPENAI_MODEL", "model in
+	// ~/.config/vault-agent/config.toml"), for messages that tell a person
+	// what to change. A field without a source came from a front-end that
+	// did not say (see Named).
+	Sources map[string]string
 }
 
 // Providers are the model providers.
@@ -91,20 +101,135 @@ const (
 // Modes are the agent's loops.
 var Modes = []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged}
 
-// Merge returns s with every field o sets applied over it.
+// Merge returns s with every field o sets applied over it, with its
+// source.
 func (s Settings) Merge(o Settings) Settings {
+	sources := s.Sources
 	sv := reflect.ValueOf(&s).Elem()
 	ov := reflect.ValueOf(o)
+	t := ov.Type()
 	for i := range ov.NumField() {
+		name := t.Field(i).Name
+		if name == "Sources" {
+			continue
+		}
 		if f := ov.Field(i); !f.IsZero() {
 			sv.Field(i).Set(f)
+			if src, ok := o.Sources[name]; ok || sources[name] != "" {
+				sources = maps.Clone(sources)
+				if sources == nil {
+					sources = map[string]string{}
+				}
+				if ok {
+					sources[name] = src
+				} else {
+					delete(sources, name)
+				}
+			}
 		}
 	}
+	s.Sources = sources
 	return s
 }
 
-// NamesModel reports whether s chooses a model: a run whose settings do
-// gets a model of its own.
+// Named returns s with name(key) as the source of every field it sets
+// that has none: a front-end says how it spells its settings (a flag, a
+// host's setting key).
+func (s Settings) Named(name func(k Key) string) Settings {
+	v := reflect.ValueOf(s)
+	t := v.Type()
+	out := maps.Clone(s.Sources)
+	for i := range v.NumField() {
+		field := t.Field(i).Name
+		if field == "Sources" || v.Field(i).IsZero() || out[field] != "" {
+			continue
+		}
+		k, ok := keyOf(field)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[field] = name(k)
+	}
+	s.Sources = out
+	return s
+}
+
+// Source says where the field named field got its value: its source, or
+// the setting's host name when none was recorded, or "" when unset.
+func (s Settings) Source(field string) string {
+	if src := s.Sources[field]; src != "" {
+		return src
+	}
+	if f := reflect.ValueOf(s).FieldByName(field); !f.IsValid() || f.IsZero() {
+		return ""
+	}
+	if k, ok := keyOf(field); ok {
+		return "the " + k.Setting + " setting"
+	}
+	return field
+}
+
+// Key names one setting in every place it can be set.
+type Key struct {
+	// Field is the Settings field.
+	Field string
+	// Setting is the host's key (serve's settings, ACP's _meta).
+	Setting string
+	// Flag is the command-line flag, "" when there is none.
+	Flag string
+	// Env are the environment variables, first the one that wins; File
+	// the config file key; both "" for settings these cannot set.
+	Env  []string
+	File string
+}
+
+// Keys are the settings, with their names; the first eight can also be set
+// in the environment and the config file.
+var Keys = []Key{
+	{"Provider", "provider", "--provider", []string{"VAULT_AGENT_PROVIDER"}, "provider"},
+	{"Model", "model", "--model", []string{"VAULT_AGENT_MODEL", "OPENAI_MODEL"}, "model"},
+	{"BaseURL", "baseUrl", "--base-url", []string{"VAULT_AGENT_BASE_URL", "OPENAI_BASE_URL"}, "base-url"},
+	{"EmbedModel", "embedModel", "--embed-model", []string{"VAULT_AGENT_EMBED_MODEL"}, "embed-model"},
+	{"EmbedBaseURL", "embedBaseUrl", "--embed-base-url", []string{"VAULT_AGENT_EMBED_BASE_URL"}, "embed-base-url"},
+	{"Excludes", "excludes", "--exclude", []string{"VAULT_AGENT_EXCLUDE"}, "exclude"},
+	{"Planner", "enableAgentPlannerV0", "--planner", []string{"VAULT_AGENT_PLANNER"}, "planner"},
+	{"Mode", "mode", "--mode", []string{"VAULT_AGENT_MODE"}, "mode"},
+	{Field: "Script", Setting: "script", Flag: "--script"},
+	{Field: "MaxIterations", Setting: "maxIterations", Flag: "--max-iterations"},
+	{Field: "Timeout", Setting: "timeoutMs", Flag: "--timeout"},
+	{Field: "PlanReview", Setting: "planReview"},
+	{Field: "MaxPlanContinuations", Setting: "maxPlanContinuations"},
+	{Field: "PlanReminderInterval", Setting: "planReminderInterval"},
+	{Field: "RequestInputTimeout", Setting: "requestInputTimeoutMs"},
+	{Field: "Policy", Setting: "policy", Flag: "--policy"},
+	{Field: "ReasoningWindow", Setting: "reasoningWindow"},
+	{Field: "Trace", Setting: "trace", Flag: "--trace"},
+	{Field: "AllowEdits", Setting: "allowEdits", Flag: "--allow-edits"},
+	{Field: "ObsidianExcludes", Setting: "obsidianExcludes", Flag: "--no-obsidian-excludes"},
+}
+
+func keyOf(field string) (Key, bool) {
+	for _, k := range Keys {
+		if k.Field == field {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// FlagName is how the command line spells a setting (Named's argument).
+func FlagName(k Key) string {
+	if k.Flag != "" {
+		return k.Flag
+	}
+	return k.Setting
+}
+
+// NamesModel reports whether s says anything of the model: a run whose
+// settings do gets a model of its own.
 func (s Settings) NamesModel() bool {
 	return s.Provider != "" || s.Model != "" || s.BaseURL != "" || s.Script != ""
 }
@@ -131,7 +256,7 @@ func (s Settings) Validate(vaultRoot string) error {
 	if s.Mode != "" && !slices.Contains(Modes, s.Mode) {
 		return &SettingError{Key: "mode", Msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(Modes, ", "), s.Mode)}
 	}
-	nonNeg := []struct {
+	numbers := []struct {
 		key string
 		v   int64
 	}{
@@ -142,15 +267,58 @@ func (s Settings) Validate(vaultRoot string) error {
 		{"planReminderInterval", int64(s.PlanReminderInterval)},
 		{"requestInputTimeoutMs", s.RequestInputTimeout.Milliseconds()},
 	}
-	for _, n := range nonNeg {
-		if n.v < 0 {
-			return &SettingError{Key: n.key, Msg: fmt.Sprintf("must not be negative, got %d", n.v)}
+	for _, n := range numbers {
+		if err := CheckNumber(n.key, float64(n.v)); err != nil {
+			return err
 		}
 	}
 	if s.Trace != "" && vaultRoot != "" {
 		if err := checkTracePath(vaultRoot, s.Trace); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// NumberLimit is the range of a number setting as hosts write it; zero (or
+// an absent key) is always allowed and means the default.
+type NumberLimit struct {
+	Min, Max int64
+	// Default is the value zero stands for; Unit is "ms" for durations.
+	Default int64
+	Unit    string
+}
+
+// NumberLimits are the number settings and their ranges. Durations stop at
+// a day: a longer run is a mistake, and a host's value past that (9e15
+// milliseconds) would overflow when made a duration.
+var NumberLimits = map[string]NumberLimit{
+	"maxIterations":         {Min: 1, Max: 50, Default: 10},
+	"timeoutMs":             {Min: 1, Max: maxDurationMs, Default: 300_000, Unit: "ms"},
+	"requestInputTimeoutMs": {Min: 1, Max: maxDurationMs, Default: 600_000, Unit: "ms"},
+	"reasoningWindow":       {Min: 1, Max: 100, Default: 2},
+	"maxPlanContinuations":  {Min: 1, Max: 50, Default: 5},
+	"planReminderInterval":  {Min: 1, Max: 50, Default: 3},
+}
+
+// maxDurationMs is a day in milliseconds.
+const maxDurationMs = 24 * 60 * 60 * 1000
+
+// CheckNumber checks the value a host gave the number setting key, before
+// it is converted (a float64, as JSON numbers decode): a *SettingError
+// naming the setting and its range when v is not a whole number in it.
+func CheckNumber(key string, v float64) error {
+	l, ok := NumberLimits[key]
+	if !ok || v == 0 {
+		return nil
+	}
+	if v != math.Trunc(v) || v < float64(l.Min) || v > float64(l.Max) {
+		unit := ""
+		if l.Unit != "" {
+			unit = " " + l.Unit
+		}
+		return &SettingError{Key: key, Msg: fmt.Sprintf("must be a whole number from %d to %d%s (0 or absent: %d%s), got %s",
+			l.Min, l.Max, unit, l.Default, unit, strconv.FormatFloat(v, 'g', -1, 64))}
 	}
 	return nil
 }

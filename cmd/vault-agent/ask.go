@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/reasoning"
 	"github.com/vault-agent/vault-agent/service"
 )
@@ -26,51 +24,97 @@ type modelFlags struct {
 }
 
 func (f *modelFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.provider, "provider", "", "model provider: offline, openai or scripted (default: openai when OPENAI_API_KEY or --base-url is set, else offline)")
-	cmd.Flags().StringVar(&f.model, "model", "", "model name for the openai provider, e.g. gpt-4o-mini or llama3.1 (default $OPENAI_MODEL, else the first model a --base-url server lists)")
-	cmd.Flags().StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (default $OPENAI_BASE_URL)")
+	cmd.Flags().StringVar(&f.provider, "provider", "", "model provider: offline, openai or scripted (default: openai when a model is named, else offline)")
+	cmd.Flags().StringVar(&f.model, "model", "", "chat model, e.g. gpt-4o-mini or llama3.1; naming one turns the language model on (default $VAULT_AGENT_MODEL, $OPENAI_MODEL, model in the config file; none: the offline model)")
+	cmd.Flags().StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint of the model, e.g. http://localhost:11434/v1 (default $VAULT_AGENT_BASE_URL, $OPENAI_BASE_URL, base-url in the config file; none: OpenAI)")
 	cmd.Flags().StringVar(&f.script, "script", "", "fixture file of model turns for --provider scripted")
 }
 
-// settings are the model settings of the flags.
+// settings are the model settings of the flags, named by their flags.
 func (f *modelFlags) settings() service.Settings {
-	return service.Settings{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script}
+	return service.Settings{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script}.Named(service.FlagName)
 }
 
-// build builds, once, the model that s (the model flags, over the
-// environment) chooses, for a command that serves several vaults with it
-// or describes it before a vault is open; it also says whether that is the
-// offline model. Settings or a model that cannot be used are usage errors.
-func (f *modelFlags) build(cmd *cobra.Command, s service.Settings, log *slog.Logger) (llm.Model, bool, error) {
-	if err := s.Validate(""); err != nil {
-		return nil, false, usageError(cmd, "%v", err)
+// runFlags are the run flags ask, acp and mcp share: each counts only when
+// given, so the environment and the config file fill in the others.
+type runFlags struct {
+	mode          string
+	planner       bool
+	maxIterations int
+	timeout       time.Duration
+}
+
+// add adds the flags; planner is the front-end's default for --planner
+// (below the environment and the config file).
+func (f *runFlags) add(cmd *cobra.Command, modeHelp, plannerHelp, iterHelp, timeoutHelp string) {
+	cmd.Flags().StringVar(&f.mode, "mode", agent.ModeReact, modeHelp)
+	cmd.Flags().BoolVar(&f.planner, "planner", false, plannerHelp)
+	cmd.Flags().IntVar(&f.maxIterations, "max-iterations", 10, iterHelp)
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, timeoutHelp)
+}
+
+// settings are the run flags given, named by their flags; a bad value is
+// a usage error.
+func (f *runFlags) settings(cmd *cobra.Command) (service.Settings, error) {
+	var s service.Settings
+	fl := cmd.Flags()
+	if fl.Changed("mode") {
+		if !slices.Contains(service.Modes, f.mode) {
+			return s, usageError(cmd, "--mode must be react, roa, par or staged, got %q", f.mode)
+		}
+		s.Mode = f.mode
 	}
-	env := service.ProcessEnv()
-	m, err := service.NewModel(cmd.Context(), s, env, log)
-	if err != nil {
-		return nil, false, usageError(cmd, "%v", err)
+	if fl.Changed("max-iterations") {
+		if f.maxIterations < 1 || f.maxIterations > 50 {
+			return s, usageError(cmd, "--max-iterations must be between 1 and 50, got %d", f.maxIterations)
+		}
+		s.MaxIterations = f.maxIterations
 	}
-	return m, service.ProviderOf(s, env) == service.ProviderOffline, nil
+	if fl.Changed("timeout") {
+		if f.timeout <= 0 || f.timeout > 24*time.Hour {
+			return s, usageError(cmd, "--timeout must be more than 0 and at most 24h, got %s", f.timeout)
+		}
+		s.Timeout = f.timeout
+	}
+	if fl.Changed("planner") {
+		p := f.planner
+		s.Planner = &p
+	}
+	return s.Named(service.FlagName), nil
+}
+
+// modelLine says which model answered and what chose it.
+func modelLine(c service.ModelChoice, name string) string {
+	if name == "" {
+		name = c.Name()
+	}
+	return fmt.Sprintf("model: %s (%s)", name, c.Why())
 }
 
 func newAskCmd(g *globalFlags) *cobra.Command {
 	var vf vaultFlags
 	var mf modelFlags
-	var run service.Settings // the run flags
-	var planner, asJSON, quiet, allowEdits, yes bool
+	var rf runFlags
+	var run service.Settings // the run flags without a counterpart in the environment
+	var asJSON, quiet, allowEdits, yes bool
 	cmd := &cobra.Command{
-		Use:   "ask --vault DIR [flags] QUESTION",
+		Use:   "ask [--vault DIR] [flags] QUESTION",
 		Short: "Ask the agent a question about your notes",
 		Long: `Ask the agent a question about your notes. It searches the vault, reads the most relevant notes
 and answers with [[note]] citations. Reasoning steps are printed to stderr as they happen, the
-answer to stdout. With no API key the offline extractive model answers by quoting your notes.
+answer to stdout (its markdown rendered when stdout is a terminal, as written otherwise), then
+which model answered on stderr.
+
+The offline extractive model answers, quoting your notes, unless a model is named: --model,
+VAULT_AGENT_MODEL, OPENAI_MODEL or model in the config file (see 'vault-agent config'). An API
+key alone chooses nothing.
 
 Flags go before the question: from its first word on, every argument is the question's text,
 dashes included. Quote the question when it holds characters the shell treats specially (? * #).`,
 		Example: `  vault-agent ask --vault testdata/vault "how do I keep a sourdough starter alive?"
   vault-agent ask --vault ~/Notes --planner "compare what I wrote about Postgres and SQLite"
   OPENAI_API_KEY=... vault-agent ask --vault ~/Notes --model gpt-4o-mini "what did I do last week?"
-  vault-agent ask --vault ~/Notes --provider openai --base-url http://localhost:11434/v1 --model llama3.1 "..."
+  vault-agent ask --vault ~/Notes --base-url http://localhost:11434/v1 --model llama3.1 "..."
   vault-agent ask --vault ~/Notes --allow-edits --model gpt-4o-mini "add a summary section to my weekly review"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -81,14 +125,14 @@ dashes included. Quote the question when it holds characters the shell treats sp
 			if question == "" {
 				return usageError(cmd, "a question is required, e.g. vault-agent ask --vault DIR \"what did I decide about X?\"")
 			}
-			if err := checkRunFlags(cmd, run); err != nil {
+			flags, err := rf.settings(cmd)
+			if err != nil {
 				return err
 			}
 			log, err := g.logger()
 			if err != nil {
 				return err
 			}
-			run.Planner = &planner
 			var approver service.Approver
 			if allowEdits {
 				run.AllowEdits = &allowEdits
@@ -97,20 +141,33 @@ dashes included. Quote the question when it holds characters the shell treats sp
 			} else if yes {
 				return usageError(cmd, "--yes applies edits without asking; it needs --allow-edits")
 			}
-			svc, err := vf.open(cmd, log, service.Options{Settings: mf.settings().Merge(run), Agent: true}, true)
+			if err := vf.resolveVault(cmd); err != nil {
+				return err
+			}
+			settings := mf.settings().Merge(flags).Merge(run.Named(service.FlagName))
+			// Said here, plainly, rather than as a log line while the vault
+			// opens.
+			env := service.ProcessEnv()
+			if c := service.ChooseModel(env.Settings(vf.vault).Merge(settings), env); c.Notice != "" && service.TakeNotice(c.Notice) {
+				fmt.Fprintln(os.Stderr, "vault-agent:", c.Notice)
+			}
+			svc, err := vf.open(cmd, log, service.Options{Settings: settings, Agent: true}, true)
 			if err != nil {
 				return err
 			}
 			defer svc.Close()
+			choice := svc.ModelChoice(service.Settings{})
+			planner := svc.Settings().RunConfig().Planner
 
 			out := cmd.OutOrStdout()
-			out, flush := answerWriter(out, !asJSON && colourOn(os.Stdout, os.LookupEnv))
+			tty := term.IsTerminal(int(os.Stdout.Fd()))
+			out, flush := answerWriter(out, !asJSON && tty && markdownOn(os.LookupEnv), markdownStyle(os.LookupEnv), termWidth(os.Stdout))
 			defer flush()
 			var sink agent.Sink
 			var mu sync.Mutex
 			// On a terminal the answer streams as it is written; piped output
 			// gets only the final answer, once.
-			stream := !asJSON && !quiet && term.IsTerminal(int(os.Stdout.Fd()))
+			stream := !asJSON && !quiet && tty
 			lines := &terminalLines{out: out, err: stepWriter(colourOn(os.Stderr, os.LookupEnv))}
 			if stream && term.IsTerminal(int(os.Stderr.Fd())) {
 				// One screen: a step or "Thought for" on stderr starts
@@ -133,6 +190,12 @@ dashes included. Quote the question when it holds characters the shell treats sp
 			} else {
 				sink = stepSink(lines, planner, stream, &streamed)
 			}
+			var answeredBy string // the model's name as the run started it
+			sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
+				if p, ok := ev.Payload.(agent.RunStartedPayload); ok {
+					answeredBy = p.Model
+				}
+			}))
 			res, err := svc.Run(cmd.Context(), service.RunRequest{Message: question, Approver: approver}, sink)
 			if err != nil {
 				return err
@@ -140,11 +203,16 @@ dashes included. Quote the question when it holds characters the shell treats sp
 			if asJSON {
 				mu.Lock()
 				defer mu.Unlock()
-				if err := json.NewEncoder(out).Encode(map[string]any{"type": "result", "result": res}); err != nil {
+				if err := json.NewEncoder(out).Encode(map[string]any{"type": "result", "result": res,
+					"model": map[string]any{"name": nameOr(answeredBy, choice.Name()), "chosenBy": choice.Why(), "offline": choice.Offline()}}); err != nil {
 					return err
 				}
 			} else {
 				printAnswer(lines.stdout(), streamed.String(), res.Answer, lines.endLine)
+			}
+			flush()
+			if !quiet {
+				fmt.Fprintln(lines.stderr(), modelLine(choice, answeredBy))
 			}
 			switch res.StopReason {
 			case agent.StopFinalAnswer, agent.StopAwaitUserInput:
@@ -159,29 +227,33 @@ dashes included. Quote the question when it holds characters the shell treats sp
 	cmd.Flags().SetInterspersed(false)
 	vf.add(cmd)
 	mf.add(cmd)
-	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "agent loop: react, roa (reason-act-observe), par (plan-act-reflect) or staged")
-	cmd.Flags().BoolVar(&planner, "planner", false, "enable the write_todos planner (enableAgentPlannerV0)")
-	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "maximum agent iterations (1-50)")
-	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time for the whole run")
+	rf.add(cmd, "agent loop: react, roa (reason-act-observe), par (plan-act-reflect) or staged (default react, or mode in the environment or config file)",
+		"enable the write_todos planner (enableAgentPlannerV0; default $VAULT_AGENT_PLANNER, planner in the config file, else off)",
+		"maximum agent iterations (1-50)", "maximum time for the whole run (at most 24h)")
 	cmd.Flags().StringVar(&run.Trace, "trace", "", "append the run's typed events to this JSONL file, outside the vault (replayable; replay takes the last run)")
 	cmd.Flags().StringVar(&run.Policy, "policy", "", "stage policy file (JSON or YAML) for --mode staged")
 	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "let the agent propose edits (create, append, replace, set properties); each diff is shown and applied only if you answer y")
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --allow-edits, apply every proposed edit without asking (needed to apply edits without a terminal)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result as JSON lines on stdout")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the answer: no steps on stderr, no streaming")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print events and the final result (with the model that answered) as JSON lines on stdout")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the answer: no steps or model line on stderr, no streaming")
 	return cmd
 }
 
-// checkRunFlags checks --mode and --max-iterations, which ask, acp and mcp
-// share.
-func checkRunFlags(cmd *cobra.Command, run service.Settings) error {
-	if run.MaxIterations < 1 || run.MaxIterations > 50 {
-		return usageError(cmd, "--max-iterations must be between 1 and 50, got %d", run.MaxIterations)
+// termWidth is the width to wrap the answer at: the terminal's, at most
+// 100 columns.
+func termWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || w <= 0 {
+		return 80
 	}
-	if !slices.Contains(service.Modes, run.Mode) {
-		return usageError(cmd, "--mode must be react, roa, par or staged, got %q", run.Mode)
+	return min(w, 100)
+}
+
+func nameOr(name, other string) string {
+	if name != "" {
+		return name
 	}
-	return nil
+	return other
 }
 
 // stepSink prints the run's steps and "Thought for" on stderr and, when

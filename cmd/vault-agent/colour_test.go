@@ -3,45 +3,64 @@ package main
 import (
 	"bytes"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-func TestPaintLine(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"- A point. [[Home Network#Guest network]]\n", "- A point. " + ansiCyan + "[[Home Network#Guest network]]" + ansiReset + "\n"},
-		{"Monday, March 16, 2026\n", ansiBold + "Monday, March 16, 2026" + ansiReset + "\n"},
-		{"## Setup", ansiBold + "## Setup" + ansiReset},
-		{"Sources: [[A]], [[B]]", ansiBold + "Sources:" + ansiReset + " " + ansiCyan + "[[A]]" + ansiReset + ", " + ansiCyan + "[[B]]" + ansiReset},
-		{"plain text\n", "plain text\n"},
-	}
-	for _, tt := range tests {
-		if got := paintLine(tt.in); got != tt.want {
-			t.Errorf("paintLine(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-// A citation split across streamed deltas is coloured whole.
-func TestPaintWriterJoinsDeltas(t *testing.T) {
+// On a terminal the answer's markdown is rendered: no ** or backquotes
+// or list markers left as typed, bold and code styled; a block streamed in
+// pieces is rendered once it is complete; a fenced block holding blank
+// lines is one block. Off the terminal it is written as it is.
+func TestMarkdownAnswer(t *testing.T) {
+	answer := "Keep it **fed** weekly and use a `glass jar` [[Sourdough Starter]].\n\n" +
+		"- feed it flour\n- keep it warm\n\n" +
+		"```\nline one\n\nline two\n```\n\nSources: [[Sourdough Starter]]"
 	var b bytes.Buffer
-	w, flush := answerWriter(&b, true)
-	for _, d := range []string{"The answer. [[Ho", "me Net", "work]]\n\nSources: [[Home ", "Network]]"} {
-		if _, err := w.Write([]byte(d)); err != nil {
+	w, flush := answerWriter(&b, true, "dark", 80)
+	held := 0
+	for i := 0; i < len(answer); i += 7 {
+		if _, err := w.Write([]byte(answer[i:min(i+7, len(answer))])); err != nil {
 			t.Fatal(err)
 		}
+		if i == 14 {
+			held = b.Len() // the first paragraph is not complete yet
+		}
 	}
 	flush()
-	want := "The answer. " + ansiCyan + "[[Home Network]]" + ansiReset + "\n\n" + ansiBold + "Sources:" + ansiReset + " " + ansiCyan + "[[Home Network]]" + ansiReset
-	if b.String() != want {
-		t.Errorf("got %q\nwant %q", b.String(), want)
+	out := b.String()
+	if held != 0 {
+		t.Errorf("%d bytes written before the first block was complete", held)
 	}
+	plain := regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(out, "")
+	for _, gone := range []string{"**fed**", "`glass jar`", "- feed", "```"} {
+		if strings.Contains(plain, gone) {
+			t.Errorf("rendered answer still holds %q:\n%s", gone, plain)
+		}
+	}
+	for _, kept := range []string{"fed", "glass jar", "feed it flour", "line one", "line two", "Sourdough Starter]]", "Sources:"} {
+		if !strings.Contains(plain, kept) {
+			t.Errorf("rendered answer lost %q:\n%s", kept, plain)
+		}
+	}
+	if !strings.Contains(out, ";1mfed") {
+		t.Errorf("bold not styled: %q", out)
+	}
+	if strings.Count(plain, "line one") != 1 || strings.Index(plain, "line one") > strings.Index(plain, "line two") {
+		t.Errorf("the code block was split:\n%s", plain)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasSuffix(l, " ") || strings.HasSuffix(l, " \x1b[m") {
+			t.Errorf("line padded: %q", l)
+		}
+	}
+
 	b.Reset()
-	w, flush = answerWriter(&b, false)
-	_, _ = w.Write([]byte("[[A]]"))
+	w, flush = answerWriter(&b, false, "dark", 80)
+	_, _ = w.Write([]byte(answer))
 	flush()
-	if b.String() != "[[A]]" {
-		t.Errorf("colour off: %q", b.String())
+	if b.String() != answer {
+		t.Errorf("markdown off: %q", b.String())
 	}
 }
 

@@ -31,7 +31,7 @@ type vaultFlags struct {
 }
 
 func (f *vaultFlags) add(cmd *cobra.Command) {
-	f.addWithVault(cmd, "the vault folder (required)")
+	f.addWithVault(cmd, "the vault folder (default: the current folder, when it holds .obsidian/ or markdown notes)")
 }
 
 // addWithVault adds the flags with vaultUsage as --vault's help, for a
@@ -86,24 +86,42 @@ func (f *vaultFlags) start(cmd *cobra.Command, log *slog.Logger, o service.Optio
 	return opening, openError(cmd, err)
 }
 
-// options puts the flags' vault, index and excludes into o.
+// options puts the flags' vault, index and excludes into o. Without
+// --vault the vault is the current folder, when it looks like one.
 func (f *vaultFlags) options(cmd *cobra.Command, log *slog.Logger, o *service.Options) error {
-	if strings.TrimSpace(f.vault) == "" {
-		return usageError(cmd, "--vault is required: the folder of your markdown notes")
+	if err := f.resolveVault(cmd); err != nil {
+		return err
 	}
 	o.Vault, o.Index, o.Logger = f.vault, f.index, log
 	f.settings(&o.Settings)
 	return nil
 }
 
-// settings puts the flags' excludes and embedding model into s.
+// resolveVault sets --vault to the current folder when it was not given
+// and the folder looks like a vault, and is a usage error otherwise.
+func (f *vaultFlags) resolveVault(cmd *cobra.Command) error {
+	if strings.TrimSpace(f.vault) != "" {
+		return nil
+	}
+	dir, err := service.ProcessEnv().DefaultVault()
+	if err != nil {
+		return usageError(cmd, "%v", err)
+	}
+	f.vault = dir
+	return nil
+}
+
+// settings puts the flags' excludes and embedding model into s, each
+// named by its flag.
 func (f *vaultFlags) settings(s *service.Settings) {
-	s.Excludes = f.excludes
-	s.EmbedModel, s.EmbedBaseURL = f.embedModel, f.embedBaseURL
+	var v service.Settings
+	v.Excludes = f.excludes
+	v.EmbedModel, v.EmbedBaseURL = f.embedModel, f.embedBaseURL
 	if f.noObsidian {
 		off := false
-		s.ObsidianExcludes = &off
+		v.ObsidianExcludes = &off
 	}
+	*s = s.Merge(v.Named(service.FlagName))
 }
 
 // openError makes settings that cannot be used, a model among them, usage

@@ -7,12 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/mcp"
 	"github.com/vault-agent/vault-agent/service"
 )
@@ -20,12 +18,11 @@ import (
 func newMCPCmd(g *globalFlags) *cobra.Command {
 	var vf vaultFlags
 	var mf modelFlags
-	var run service.Settings // ask_vault's run flags
-	var planner bool
+	var rf runFlags // ask_vault's run flags
 	var httpAddr string
 	var allowRemote, noAsk, allowEdits bool
 	cmd := &cobra.Command{
-		Use:   "mcp --vault DIR [--http 127.0.0.1:PORT]",
+		Use:   "mcp [--vault DIR] [--http 127.0.0.1:PORT]",
 		Short: "Serve the vault to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code)",
 		Long: `Serve the vault over the Model Context Protocol: ranked search, chunked reading, notes listed by folder,
 tag or period, links and backlinks, and an agent that answers with citations (ask_vault); notes are
@@ -39,17 +36,20 @@ on a loopback address unless --allow-remote is given (there is no authentication
 The index is the one the other commands use (or --index); it is brought up to date in the
 background, so the client connects at once. When another vault-agent process holds it, this one
 keeps a private index in memory. ask_vault uses the offline extractive model unless a model is
-configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
+named as for 'ask' (--model, VAULT_AGENT_MODEL, OPENAI_MODEL or model in the config file; an API
+key alone chooses nothing); a model that cannot be reached fails that ask_vault call only.
+Without --vault the vault is the current folder, when it holds .obsidian/ or markdown notes.`,
 		Example: `  vault-agent mcp --vault ~/Notes
   claude mcp add vault -- vault-agent mcp --vault ~/Notes
   vault-agent mcp --vault ~/Notes --base-url http://localhost:11434/v1 --model llama3.1
   vault-agent mcp --vault ~/Notes --http 127.0.0.1:8765     # then connect to http://127.0.0.1:8765/mcp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if strings.TrimSpace(vf.vault) == "" {
-				return usageError(cmd, "--vault is required: the folder of your markdown notes")
+			if err := vf.resolveVault(cmd); err != nil {
+				return err
 			}
-			if err := checkRunFlags(cmd, run); err != nil {
+			flags, err := rf.settings(cmd)
+			if err != nil {
 				return err
 			}
 			if httpAddr != "" {
@@ -61,24 +61,20 @@ configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
 			if err != nil {
 				return err
 			}
-			run.Planner = &planner
-			settings := mf.settings().Merge(run)
-			model, offline, err := mf.build(cmd, settings, log)
-			if err != nil {
-				return err
-			}
+			settings := mf.settings().Merge(flags)
 			// The reconcile runs in the background: the client connects at
 			// once and the tools wait for the index.
 			opening, err := vf.start(cmd, log, service.Options{
-				Settings: settings, Model: model, Agent: !noAsk, Watch: true, PrivateIndexIfLocked: true,
+				Settings: settings, Agent: !noAsk, Watch: true, PrivateIndexIfLocked: true,
 			})
 			if err != nil {
 				return err
 			}
 			defer opening.Close()
 			root, _ := filepath.Abs(vf.vault)
+			choice := opening.ModelChoice(service.Settings{})
 			srv := mcp.New(mcp.Config{
-				Vault: opening, Ask: !noAsk, Model: mcp.ModelInfo{Name: model.Name(), Offline: offline}, AllowEdits: allowEdits,
+				Vault: opening, Ask: !noAsk, Model: mcp.ModelInfo{Name: choice.Name(), Offline: choice.Offline()}, AllowEdits: allowEdits,
 				Semantic:  strings.TrimSpace(vf.embedModel) != "",
 				VaultName: filepath.Base(root), Version: version, Logger: log,
 			})
@@ -100,10 +96,8 @@ configured as for 'ask' (OPENAI_API_KEY, --base-url/OPENAI_BASE_URL, --model).`,
 	}
 	vf.add(cmd)
 	mf.add(cmd)
-	cmd.Flags().StringVar(&run.Mode, "mode", agent.ModeReact, "ask_vault's default agent loop: react, roa, par or staged")
-	cmd.Flags().BoolVar(&planner, "planner", false, "let ask_vault's agent plan with write_todos")
-	cmd.Flags().IntVar(&run.MaxIterations, "max-iterations", 10, "maximum agent iterations per ask_vault (1-50)")
-	cmd.Flags().DurationVar(&run.Timeout, "timeout", 5*time.Minute, "maximum time of one ask_vault run")
+	rf.add(cmd, "ask_vault's default agent loop: react, roa, par or staged", "let ask_vault's agent plan with write_todos",
+		"maximum agent iterations per ask_vault (1-50)", "maximum time of one ask_vault run (at most 24h)")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (no authentication: protect it yourself)")
 	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "offer create_note, append_to_note, replace_in_note and set_properties, annotated destructive so the client asks before each call (journaled; vault-agent undo reverts)")
