@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
-	"sync"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // Env is what vault-agent takes from the environment. ProcessEnv reads it;
