@@ -43,6 +43,9 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 			if err != nil {
 				return err
 			}
+			if err := mf.check(cmd); err != nil {
+				return err
+			}
 			log, err := g.logger()
 			if err != nil {
 				return err

@@ -30,6 +30,15 @@ func (f *modelFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.script, "script", "", "fixture file of model turns for --provider scripted")
 }
 
+// check refuses a provider flag that names no provider: a typo on the
+// command line is said at once (the model itself is only built by a run).
+func (f *modelFlags) check(cmd *cobra.Command) error {
+	if err := f.settings().Validate(""); err != nil {
+		return usageError(cmd, "--provider: %v", err)
+	}
+	return nil
+}
+
 // settings are the model settings of the flags, named by their flags.
 func (f *modelFlags) settings() service.Settings {
 	return service.Settings{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script}.Named(service.FlagName)
@@ -127,6 +136,9 @@ dashes included. Quote the question when it holds characters the shell treats sp
 			}
 			flags, err := rf.settings(cmd)
 			if err != nil {
+				return err
+			}
+			if err := mf.check(cmd); err != nil {
 				return err
 			}
 			log, err := g.logger()

@@ -230,12 +230,13 @@ func TestHelpAndVersion(t *testing.T) {
 	if v := runCLI(t, "--version"); v.code != 0 || v.stdout != r.stdout {
 		t.Errorf("--version: exit %d, %q, want %q", v.code, v.stdout, r.stdout)
 	}
-	// --vault is required where it is, and said to be optional where not.
-	for cmd, required := range map[string]bool{"search": true, "ask": true, "index": true, "serve": false, "replay": false} {
+	// --vault says what it defaults to: the current folder for the vault
+	// commands; what initialize or the trace names for serve and replay.
+	for cmd, cwd := range map[string]bool{"search": true, "ask": true, "index": true, "mcp": true, "serve": false, "replay": false} {
 		r = runCLI(t, cmd, "--help")
 		line := regexp.MustCompile(`--vault string +(.*)`).FindStringSubmatch(r.stdout)
-		if line == nil || strings.Contains(line[1], "(required)") != required {
-			t.Errorf("%s --help: --vault %q, required %v", cmd, line, required)
+		if line == nil || strings.Contains(line[1], "(required)") || strings.Contains(line[1], "the current folder") != cwd {
+			t.Errorf("%s --help: --vault %q, the current folder by default: %v", cmd, line, cwd)
 		}
 	}
 }

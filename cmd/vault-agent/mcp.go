@@ -52,6 +52,9 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 			if err != nil {
 				return err
 			}
+			if err := mf.check(cmd); err != nil {
+				return err
+			}
 			if httpAddr != "" {
 				if err := mcp.CheckListenAddr(httpAddr, allowRemote); err != nil {
 					return usageError(cmd, "--http: %v", err)
