@@ -107,6 +107,9 @@ func (c ModelChoice) Why() string {
 		return "the default: no model is configured"
 	}
 	why := c.By
+	if c.Offline() {
+		return why
+	}
 	if c.ModelFrom != "" && c.ModelFrom != c.By {
 		why += ", the model from " + c.ModelFrom
 	}
