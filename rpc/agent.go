@@ -34,7 +34,10 @@ func (s *Server) AgentRun(ctx context.Context, p *protocol.AgentRunParams) (*pro
 	if err != nil {
 		return nil, err
 	}
-	overrides := settingsOf(p.Settings)
+	if err := checkNumbers(p.Settings); err != nil {
+		return nil, err
+	}
+	overrides := settingsOf(p.Settings).Named(hostName)
 	settings, err := svc.RunSettings(overrides)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,9 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
 	"github.com/vault-agent/vault-agent/rpc/protocol"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/service"
@@ -96,7 +98,10 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 		index = s.cfg.Index
 	}
 
-	settings := s.cfg.Settings.Merge(settingsOf(p.Settings))
+	if err := checkNumbers(p.Settings); err != nil {
+		return nil, nil, err
+	}
+	settings := s.cfg.Settings.Merge(settingsOf(p.Settings).Named(hostName))
 	prog := s.newProgress()
 	embedProg := &progressReporter{s: s, phase: "embed"}
 	svc, err := s.openService(ctx, service.Options{
@@ -117,9 +122,9 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 	var oe *service.OpenError
 	switch {
 	case err == nil:
-		prog.finish(svc.Index().Count())
+		prog.finish()
 	case errors.As(err, &oe):
-		return nil, nil, openError(oe, root, s.cfg.LockWait, settings, prog)
+		return nil, nil, openError(oe, root, s.cfg.LockWait, prog)
 	default:
 		return nil, nil, err
 	}
@@ -142,7 +147,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 			Planner:         true,
 			MaxMessageBytes: s.cfg.MaxMessageBytes,
 		},
-		Tools: toolInfos(svc.Agent().Tools()),
+		Tools: toolInfos(offered(svc.Agent().Tools(), svc.Settings())),
 		Index: protocol.IndexInfo{
 			Notes:   svc.Index().Count(),
 			TookMs:  millis(time.Since(start)),
@@ -155,13 +160,52 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 	return res, svc, nil
 }
 
+// hostName is how a host spells a setting, for messages that say what to
+// change: settings.model.
+func hostName(k service.Key) string { return "settings." + k.Setting }
+
+// checkNumbers refuses the number settings of p out of their range, before
+// they are made durations (a huge timeoutMs would overflow into a negative
+// one), as -32602 naming the setting and its range.
+func checkNumbers(p *protocol.Settings) error {
+	if p == nil {
+		return nil
+	}
+	for key, v := range map[string]int64{
+		"maxIterations":         int64(p.MaxIterations),
+		"timeoutMs":             p.TimeoutMs,
+		"requestInputTimeoutMs": p.RequestInputTimeoutMs,
+		"reasoningWindow":       int64(p.ReasoningWindow),
+		"maxPlanContinuations":  int64(p.MaxPlanContinuations),
+		"planReminderInterval":  int64(p.PlanReminderInterval),
+	} {
+		var se *service.SettingError
+		if err := service.CheckNumber(key, float64(v)); errors.As(err, &se) {
+			return fieldError("settings."+key, "%s", se.Msg)
+		}
+	}
+	return nil
+}
+
+// offered keeps the tools a run with settings s is offered: the edit tools
+// only with allowEdits, the planner's only with the planner on.
+func offered(defs []llm.ToolDef, s service.Settings) []llm.ToolDef {
+	cfg := s.RunConfig()
+	var out []llm.ToolDef
+	for _, d := range defs {
+		if agent.IsEditTool(d.Name) && !cfg.AllowEdits || planner.IsPlannerTool(d.Name) && !cfg.Planner {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // openError says which part of opening the vault failed, in the terms of
 // initialize's params.
-func openError(oe *service.OpenError, root string, lockWait time.Duration, settings service.Settings, prog *progressReporter) error {
+func openError(oe *service.OpenError, root string, lockWait time.Duration, prog *progressReporter) error {
 	const method = protocol.MethodInitialize
 	switch oe.Part {
-	case service.PartModel:
-		return fieldError("settings.provider", "model %q cannot be used: %v", settings.Provider, oe.Err)
 	case service.PartVault:
 		return invalidParams("invalid params for %s: vault %q cannot be opened: %v", method, oe.Path, oe.Err)
 	case service.PartIndex:
@@ -177,7 +221,7 @@ func openError(oe *service.OpenError, root string, lockWait time.Duration, setti
 		}
 		return invalidParams("invalid params for %s: index %q cannot be opened: %v", method, oe.Path, oe.Err)
 	case service.PartSync:
-		prog.finish(0)
+		prog.finish()
 		return fmt.Errorf("index the vault: %w", oe.Err)
 	}
 	return oe.Err
@@ -214,8 +258,11 @@ type progressReporter struct {
 func (s *Server) newProgress() *progressReporter { return &progressReporter{s: s} }
 
 // report is a search.ProgressFunc. The notification write is the only
-// thing it waits on.
+// thing it waits on. Nothing to index is nothing to report.
 func (p *progressReporter) report(done, total int) {
+	if total <= 0 {
+		return
+	}
 	p.mu.Lock()
 	p.total, p.seen = total, true
 	now := time.Now()
@@ -232,14 +279,14 @@ func (p *progressReporter) report(done, total int) {
 	}
 }
 
-// finish sends the closing notification with done == total; count is the
-// total when indexing reported no progress at all.
-func (p *progressReporter) finish(count int) {
+// finish sends the closing notification with done == total, when
+// something was indexed: a vault whose index was up to date hears nothing.
+func (p *progressReporter) finish() {
 	p.mu.Lock()
-	total := count
-	if p.seen {
-		total = p.total
-	}
+	total, seen := p.total, p.seen
 	p.mu.Unlock()
+	if !seen || total == 0 {
+		return
+	}
 	_ = p.s.client.IndexProgress(context.Background(), &protocol.IndexProgressParams{Done: total, Total: total})
 }

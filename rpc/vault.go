@@ -123,7 +123,7 @@ func (s *Server) Reindex(ctx context.Context, p *protocol.ReindexParams) (*proto
 	} else {
 		_, err = idx.Sync(ctx, prog.report)
 	}
-	prog.finish(idx.Count())
+	prog.finish()
 	if err != nil {
 		return nil, fmt.Errorf("reindex: %w", err)
 	}

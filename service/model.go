@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/vault-agent/vault-agent/agent/offline"
+	"github.com/vault-agent/vault-agent/internal/redact"
 	"github.com/vault-agent/vault-agent/llm"
 )
 
@@ -42,6 +44,9 @@ type ModelChoice struct {
 	// Notice, for the offline default, says what was configured but chose
 	// nothing (an API key, a base URL) and how to use it; "" otherwise.
 	Notice string
+	// shownURL is BaseURL as messages show it: without the key or a
+	// password.
+	shownURL string
 }
 
 // ChooseModel applies the rule to s (settings already over the
@@ -51,6 +56,7 @@ func ChooseModel(s Settings, env Env) ModelChoice {
 		Model: strings.TrimSpace(s.Model), BaseURL: strings.TrimSpace(s.BaseURL), Script: strings.TrimSpace(s.Script),
 		ModelFrom: s.Source("Model"), BaseURLFrom: s.Source("BaseURL"),
 	}
+	c.shownURL = shownURL(c.BaseURL, env.APIKey)
 	switch p := strings.ToLower(strings.TrimSpace(s.Provider)); {
 	case p != "":
 		c.Provider, c.By = p, s.Source("Provider")
@@ -62,11 +68,11 @@ func ChooseModel(s Settings, env Env) ModelChoice {
 	if c.Provider == ProviderOffline && c.By == "" {
 		switch {
 		case env.APIKey != "" && c.BaseURL != "":
-			c.Notice = fmt.Sprintf("answering offline; set --model to use your OpenAI key with the server at %s (%s)", c.BaseURL, c.BaseURLFrom)
+			c.Notice = fmt.Sprintf("answering offline; set --model to use your OpenAI key with the server at %s (%s)", c.shownURL, c.BaseURLFrom)
 		case env.APIKey != "":
 			c.Notice = "answering offline; set --model to use your OpenAI key (OPENAI_API_KEY is set, but no model is chosen: --model, VAULT_AGENT_MODEL, OPENAI_MODEL or model in the config file)"
 		case c.BaseURL != "":
-			c.Notice = fmt.Sprintf("answering offline; set --model to use the model server at %s (%s)", c.BaseURL, c.BaseURLFrom)
+			c.Notice = fmt.Sprintf("answering offline; set --model to use the model server at %s (%s)", c.shownURL, c.BaseURLFrom)
 		}
 	}
 	return c
@@ -97,7 +103,19 @@ func (c ModelChoice) endpoint() string {
 	if c.BaseURL == "" {
 		return "the OpenAI API"
 	}
-	return c.BaseURL
+	return c.shownURL
+}
+
+// shownURL is u without key (wherever it appears) and without the
+// password of its user info.
+func shownURL(u, key string) string {
+	if p, err := url.Parse(u); err == nil && p.User != nil {
+		if _, has := p.User.Password(); has {
+			p.User = url.UserPassword(p.User.Username(), "REDACTED")
+		}
+		u = p.String()
+	}
+	return redact.New(key).String(u)
 }
 
 // Why says what chose the model, for a person: "the offline default",
@@ -168,7 +186,7 @@ func (e *ModelError) Error() string {
 		fix = change(c.By) + ", or " + fix
 	}
 	if c.BaseURLFrom != "" && c.Provider == ProviderOpenAI {
-		fix = "check that the server at " + c.BaseURL + " is running (" + change(c.BaseURLFrom) + " to use another); " + fix
+		fix = "check that the server at " + c.shownURL + " is running (" + change(c.BaseURLFrom) + " to use another); " + fix
 	}
 	return fmt.Sprintf("the model %s cannot be used: %v; it was chosen by %s; %s", c.Name(), e.Err, c.Why(), fix)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -252,6 +253,12 @@ func (e *SettingError) Unwrap() error { return e.Err }
 func (s Settings) Validate(vaultRoot string) error {
 	if p := strings.ToLower(strings.TrimSpace(s.Provider)); p != "" && !slices.Contains(Providers, p) {
 		return &SettingError{Key: "provider", Msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(Providers, ", "), s.Provider)}
+	}
+	if u := strings.TrimSpace(s.BaseURL); u != "" {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			// The value is not shown: a URL may hold a key.
+			return &SettingError{Key: "baseUrl", Msg: "must be the http(s) URL of an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"}
+		}
 	}
 	if s.Mode != "" && !slices.Contains(Modes, s.Mode) {
 		return &SettingError{Key: "mode", Msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(Modes, ", "), s.Mode)}
