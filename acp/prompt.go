@@ -130,6 +130,8 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (res sdk.Promp
 	ss.runs++
 	runID := fmt.Sprintf("%s-%d", ss.id, ss.runs)
 	settings := ss.settings
+	warning := ss.warning
+	ss.warning = ""
 	history := append([]llm.Message(nil), ss.history...)
 	ss.active = turn
 	ss.mu.Unlock()
@@ -155,6 +157,9 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (res sdk.Promp
 	}
 
 	send := func(u sdk.SessionUpdate) { s.send(ss.id, u) }
+	if warning != "" {
+		send(message(warning))
+	}
 	notes := s.readMentions(turnCtx, ss, runID, mentions, send)
 	if cancelled(ss, turn) {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil

@@ -32,6 +32,9 @@ type Config struct {
 	// ShutdownTimeout bounds the wait for running prompt turns when the
 	// client goes away (default 10s).
 	ShutdownTimeout time.Duration
+	// Home is the user's home folder: a session on it is warned that it
+	// may not be the vault meant.
+	Home string
 }
 
 // Serve speaks ACP on in and out until in ends or ctx is done, then cancels
@@ -108,6 +111,9 @@ type session struct {
 	// mu guards the fields below.
 	mu       sync.Mutex
 	settings service.Settings
+	// warning, when set, is said in the session's first update: the
+	// folder does not look like a vault.
+	warning string
 	history  []llm.Message
 	runs     int
 	active   *activeTurn
@@ -222,7 +228,8 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (res s
 	if err != nil {
 		return res, toRequestError(method, err)
 	}
-	ss := &session{id: sdk.SessionId("sess_" + randomHex()), cwd: cwd, vault: v, settings: settings, turn: make(chan struct{}, 1)}
+	ss := &session{id: sdk.SessionId("sess_" + randomHex()), cwd: cwd, vault: v, settings: settings, turn: make(chan struct{}, 1),
+		warning: s.folderWarning(cwd)}
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
@@ -232,6 +239,19 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (res s
 		Modes:         modeState(settings.Mode),
 		ConfigOptions: configOptions(settings),
 	}, nil
+}
+
+// folderWarning says, for a session on the folder cwd that does not look
+// like a vault (no .obsidian folder and few notes, or the home folder), what
+// it is and how to open the vault instead; "" for a vault.
+func (s *server) folderWarning(cwd string) string {
+	sig, err := service.InspectFolder(cwd, s.cfg.Home)
+	if err != nil || !sig.Doubtful() {
+		return ""
+	}
+	s.log.Warn("the session's folder does not look like a vault", "folder", cwd, "obsidian", sig.Obsidian, "notes", sig.Notes, "home", sig.Home)
+	return fmt.Sprintf("Note: %s may not be the vault you meant: %s. vault-agent searches the session's folder; "+
+		"to search your notes, open the vault's folder as the project (the session's working directory).\n\n", cwd, sig.Describe())
 }
 
 func mcpName(m sdk.McpServer) string {

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -183,18 +184,23 @@ func applyMeta(s *service.Settings, meta map[string]any) (unknown []string, err 
 				return unknown, fmt.Errorf("%s must be a boolean, got %v", field, v)
 			}
 			s.Planner = &b
-		case "maxIterations":
+		case "maxIterations", "timeoutMs":
 			n, ok := v.(float64)
-			if !ok || n != float64(int(n)) || n < 1 || n > 50 {
-				return unknown, fmt.Errorf("%s must be a whole number from 1 to 50, got %v", field, v)
+			if !ok {
+				return unknown, fmt.Errorf("%s must be a number, got %v", field, v)
 			}
-			s.MaxIterations = int(n)
-		case "timeoutMs":
-			n, ok := v.(float64)
-			if !ok || n < 0 || n != float64(int64(n)) {
-				return unknown, fmt.Errorf("%s must be a whole number of milliseconds, got %v", field, v)
+			// Checked before it is made a duration: 9e15 ms would overflow.
+			var se *service.SettingError
+			if err := service.CheckNumber(k, n); errors.As(err, &se) {
+				return unknown, fmt.Errorf("%s %s", field, se.Msg)
 			}
-			s.Timeout = time.Duration(n) * time.Millisecond
+			switch {
+			case n == 0: // the default: the session's value stays
+			case k == "maxIterations":
+				s.MaxIterations = int(n)
+			default:
+				s.Timeout = time.Duration(n) * time.Millisecond
+			}
 		default:
 			unknown = append(unknown, k)
 		}

@@ -60,7 +60,7 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 				Watch: true, Agent: true, Sessions: true,
 			})
 			return acp.Serve(cmd.Context(), acp.Config{
-				Backend: backend, Defaults: sessionDefaults(flags), Logger: log, Version: version,
+				Backend: backend, Defaults: sessionDefaults(flags), Logger: log, Version: version, Home: service.ProcessEnv().Home,
 			}, os.Stdin, os.Stdout)
 		},
 	}
