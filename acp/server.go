@@ -114,10 +114,10 @@ type session struct {
 	// warning, when set, is said in the session's first update: the
 	// folder does not look like a vault.
 	warning string
-	history  []llm.Message
-	runs     int
-	active   *activeTurn
-	closed   bool
+	history []llm.Message
+	runs    int
+	active  *activeTurn
+	closed  bool
 
 	releaseOnce sync.Once
 }
