@@ -22,9 +22,15 @@
 //   allowed, the note is written through fs/write_text_file; rejected, it
 //   is left as it was; the agent is told either way.
 //
-// Environment: VAULT_AGENT_BIN (default `go run ./cmd/vault-agent`),
-// VAULT_DIR (default testdata/vault: use a copy), CLIENT_TIMEOUT_MS
-// (default 120000), QUIET=1 (less output).
+// and in the environments people have: OPENAI_API_KEY exported without a
+// model, OPENAI_BASE_URL at a port nothing listens on (both answer
+// offline), a model named at that port (the prompt fails alone, naming the
+// variable that chose the model); initialize and session/new never fail.
+//
+// Environment: VAULT_AGENT_BIN (absolute or relative to the folder the
+// client is started in; default `go run ./cmd/vault-agent`), VAULT_DIR
+// (default testdata/vault: use a copy), CLIENT_TIMEOUT_MS (default 120000),
+// QUIET=1 (less output).
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
@@ -57,8 +63,11 @@ const watchdog = setTimeout(() => {
 // keeps the error responses with id null (answers to garbage lines).
 function startAgent(env = {}) {
   const extra = env.VAULT_AGENT_ARGS ? env.VAULT_AGENT_ARGS.split(" ") : [];
-  const [command, args] = process.env.VAULT_AGENT_BIN
-    ? [process.env.VAULT_AGENT_BIN, ["acp", ...extra]]
+  // The agent runs in the repository root: a relative VAULT_AGENT_BIN is
+  // relative to where the client was started (a bare name is on PATH).
+  const bin = process.env.VAULT_AGENT_BIN;
+  const [command, args] = bin
+    ? [bin.includes("/") || bin.includes(path.sep) ? path.resolve(bin) : bin, ["acp", ...extra]]
     : ["go", ["run", "./cmd/vault-agent", "acp", ...extra]];
   const child = spawn(command, args, {
     cwd: repoRoot,
@@ -274,7 +283,7 @@ async function expectError(promise, code, what) {
   } catch (err) {
     check(err.code === code, `${what}: error code ${err.code}, want ${code} (${err.message})`);
     check(typeof err.message === "string" && err.message.length > 0, `${what}: empty error message`);
-    return;
+    return err;
   }
   throw new Failure(`${what}: succeeded, want error ${code}`);
 }
@@ -443,8 +452,56 @@ async function editChecks() {
   await agent.lines;
 }
 
+// closedURL is a base URL at a local port nothing listens on.
+async function closedURL() {
+  const srv = createServer();
+  await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address();
+  await new Promise((resolve) => srv.close(resolve));
+  return `http://127.0.0.1:${port}/v1`;
+}
+
+// environmentChecks starts the agent in the environments people have:
+// initialize and session/new succeed in each, and a prompt searches and
+// answers offline, or fails alone where a model is named and cannot be
+// reached, saying which variable chose it. The key never shows.
+async function environmentChecks() {
+  const closed = await closedURL();
+  const cases = [
+    { name: "OPENAI_API_KEY without a model", env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "", OPENAI_MODEL: "" } },
+    { name: "OPENAI_BASE_URL at a closed port", env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: closed, OPENAI_MODEL: "" } },
+    { name: "a model at a closed port", env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: closed, OPENAI_MODEL: "llama3.1" }, fails: "chosen by OPENAI_MODEL" },
+  ];
+  for (const c of cases) {
+    const agent = startAgent(c.env);
+    await newClient([]).connectWith(agent.stream, async (cx) => {
+      await cx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      const session = await cx.buildSession(vault).start();
+      const prompt = [{ type: "text", text: "how do I keep my sourdough starter alive?" }];
+      if (c.fails) {
+        const err = await expectError(cx.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt }), -32603, c.name);
+        check(err.message.includes(c.fails) && !err.message.includes("sk-test"), `${c.name}: ${err.message}`);
+        log(`${c.name}: the prompt failed alone: ${err.message.slice(0, 120)}`);
+        // The session still serves.
+        await cx.request(acp.methods.agent.session.setMode, { sessionId: session.sessionId, modeId: "roa" });
+      } else {
+        const r = await turn(session, prompt);
+        check(r.stopReason === "end_turn", `${c.name}: stopped with ${r.stopReason}`);
+        checkRun(c.name, r.updates, { planner: true });
+        log(`${c.name}: searched and answered offline`);
+      }
+    });
+    agent.child.stdin.end();
+    const exit = await agent.exited;
+    check(exit.code === 0, `${c.name}: exit ${JSON.stringify(exit)}\n${agent.stderr()}`);
+    check(!agent.stderr().includes("sk-test"), `${c.name}: the key is on stderr`);
+    await agent.lines;
+  }
+}
+
 try {
   await offlineChecks();
+  await environmentChecks();
   await cancelChecks();
   await editChecks();
   clearTimeout(watchdog);

@@ -11,14 +11,19 @@
 // With --allow-edits, the edit tools: annotated destructive, their edits
 // written, indexed at once, refused when unsafe; without it, no edit tool.
 // The servers must survive all of it and exit cleanly when stdin closes.
+// Last, servers started in the environments people have (OPENAI_API_KEY
+// exported without a model, OPENAI_BASE_URL at a port nothing listens on,
+// a model named at that port) start, search and answer offline, or fail
+// that one ask_vault call naming the variable that chose the model.
 // Any failure exits non-zero.
 //
 //   VAULT_AGENT_BIN=/path/to/vault-agent node client.mjs   # a built binary
 //   node client.mjs                                         # go run ./cmd/vault-agent
 //
-// Environment: VAULT_AGENT_BIN (binary; default `go run`), VAULT_DIR (vault
-// to copy; default testdata/vault), CLIENT_TIMEOUT_MS (default 120000),
-// QUIET=1 (less output).
+// Environment: VAULT_AGENT_BIN (binary, absolute or relative to the folder
+// the client is started in; default `go run`), VAULT_DIR (vault to copy;
+// default testdata/vault), CLIENT_TIMEOUT_MS (default 120000), QUIET=1 (less
+// output).
 
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -99,17 +104,25 @@ const vault = path.join(tmp, "vault");
 // Symlinks are copied as they are: outside-link.md points out of the vault.
 cpSync(source, vault, { recursive: true, verbatimSymlinks: true });
 
-const [command, baseArgs] = process.env.VAULT_AGENT_BIN
-  ? [process.env.VAULT_AGENT_BIN, ["mcp"]]
+// The server runs in the repository root: a relative VAULT_AGENT_BIN is
+// relative to where the client was started (a bare name is on PATH).
+const bin = process.env.VAULT_AGENT_BIN;
+const [command, baseArgs] = bin
+  ? [bin.includes("/") || bin.includes(path.sep) ? path.resolve(bin) : bin, ["mcp"]]
   : ["go", ["run", "./cmd/vault-agent", "mcp"]];
 
-// connect starts a server with extra arguments and connects a client to it.
-async function connect(name, extra) {
+// passed are the variables of this process a server gets besides PATH and
+// HOME, as an MCP client passes its configured env.
+const passed = Object.fromEntries(["XDG_CACHE_HOME", "XDG_CONFIG_HOME"].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+
+// connect starts a server with extra arguments (and env over a clean
+// environment) and connects a client to it.
+async function connect(name, extra, env = {}) {
   const transport = new StdioClientTransport({
     command,
     args: [...baseArgs, "--vault", vault, "--index", path.join(tmp, `index-${name}`), ...extra],
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmp, OPENAI_API_KEY: "", OPENAI_BASE_URL: "" },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmp, ...passed, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", ...env },
     stderr: "pipe",
   });
   let stderr = "";
@@ -368,6 +381,51 @@ async function main() {
   }
   endpoint.server.close();
   log("servers exited cleanly");
+
+  await environmentChecks();
+}
+
+// closedURL is a base URL at a local port nothing listens on.
+async function closedURL() {
+  const srv = http.createServer();
+  await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address();
+  await new Promise((resolve) => srv.close(resolve));
+  return `http://127.0.0.1:${port}/v1`;
+}
+
+// environmentChecks starts servers in the environments people have: each
+// connects, lists its tools, searches, and answers ask_vault offline, or
+// fails that call alone where a model is named and cannot be reached.
+async function environmentChecks() {
+  const closed = await closedURL();
+  const cases = [
+    { name: "key-only", env: { OPENAI_API_KEY: "sk-test" } },
+    { name: "closed-base-url", env: { OPENAI_BASE_URL: closed } },
+    { name: "closed-model", env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: closed, OPENAI_MODEL: "llama3.1" }, fails: "chosen by OPENAI_MODEL" },
+  ];
+  for (const c of cases) {
+    const s = await connect(c.name, [], c.env);
+    const names = (await s.client.listTools()).tools.map((t) => t.name);
+    check(names.includes("ask_vault") && names.includes("search_notes"), `${c.name}: tools ${names}`);
+    const found = await ok(s.client, "search_notes", { query: "sourdough starter" });
+    check(found.structuredContent.hits.length > 0, `${c.name}: search found nothing`);
+    const question = { question: "how do I keep my sourdough starter alive?" };
+    if (c.fails) {
+      const msg = await toolError(s.client, "ask_vault", question, c.fails);
+      check(!msg.includes("sk-test"), `${c.name}: the key is in the error`);
+      await ok(s.client, "list_tags", {}); // the server goes on
+      log(`${c.name}: ask_vault failed alone: ${msg.slice(0, 120)}`);
+    } else {
+      const res = await ok(s.client, "ask_vault", question);
+      check(res.structuredContent.model === "offline" && res.structuredContent.citations.some((x) => x.path === "recipes/Sourdough Starter.md"), `${c.name}: ${JSON.stringify(res.structuredContent).slice(0, 300)}`);
+      log(`${c.name}: searched and answered offline`);
+    }
+    await s.client.close();
+    const { code, signal } = await within(s.exited, 10000, "the server to exit");
+    check(code === 0 && signal === null, `${c.name}: server exited with ${code} ${signal}\n${s.stderr()}`);
+    check(!s.stderr().includes("sk-test"), `${c.name}: the key is on stderr`);
+  }
 }
 
 let failed = false;

@@ -10,9 +10,15 @@
 //   VAULT_AGENT_BIN=/path/to/vault-agent node client.mjs   # a built binary
 //   node client.mjs                                         # go run ./cmd/vault-agent
 //
-// Environment: VAULT_AGENT_BIN (binary; default `go run`), VAULT_DIR (vault;
-// default testdata/vault), VAULT_AGENT_INDEX (index folder; default a temp
-// folder), CLIENT_TIMEOUT_MS (default 120000), QUIET=1 (less output).
+// Then it starts the sidecar again in the environments people have: with
+// OPENAI_API_KEY exported and no model, and with OPENAI_BASE_URL at a port
+// nothing listens on (both answer offline), and with a model named at that
+// port (the run fails alone, saying which variable chose the model).
+//
+// Environment: VAULT_AGENT_BIN (binary, absolute or relative to the folder
+// the client is started in; default `go run`), VAULT_DIR (vault; default
+// testdata/vault), VAULT_AGENT_INDEX (index folder; default a temp folder),
+// CLIENT_TIMEOUT_MS (default 120000), QUIET=1 (less output).
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -42,8 +48,12 @@ function check(cond, msg) {
   if (!cond) throw new Failure(msg);
 }
 
-const [command, args] = process.env.VAULT_AGENT_BIN
-  ? [process.env.VAULT_AGENT_BIN, ["serve"]]
+// The sidecar runs in the repository root; a relative VAULT_AGENT_BIN is
+// relative to where the client was started, so it is resolved first (a bare
+// name is looked up on PATH).
+const bin = process.env.VAULT_AGENT_BIN;
+const [command, args] = bin
+  ? [bin.includes("/") || bin.includes(path.sep) ? path.resolve(bin) : bin, ["serve"]]
   : ["go", ["run", "./cmd/vault-agent", "serve"]];
 
 const child = spawn(command, args, { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] });
@@ -141,7 +151,63 @@ async function main() {
   await conn.sendNotification("exit");
   const { code, signal } = await exited;
   check(code === 0, `sidecar exited with ${code ?? signal}, want 0`);
+
+  await environmentChecks();
   log("ok");
+}
+
+// closedURL is a base URL at a local port nothing listens on (a model
+// server that is not running).
+async function closedURL() {
+  const srv = createServer();
+  await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address();
+  await new Promise((resolve) => srv.close(resolve));
+  return `http://127.0.0.1:${port}/v1`;
+}
+
+// environmentChecks starts the sidecar in the environments people have:
+// initialize, search and a run work in each; the run answers offline, or,
+// where a model is named and cannot be reached, fails alone with an error
+// naming the variable that chose it. The key never shows.
+async function environmentChecks() {
+  const closed = await closedURL();
+  const cases = [
+    { name: "OPENAI_API_KEY without a model", env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "", OPENAI_MODEL: "" }, notice: "answering offline" },
+    { name: "OPENAI_BASE_URL at a closed port", env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: closed, OPENAI_MODEL: "" }, notice: "answering offline" },
+    { name: "a model at a closed port", env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: closed, OPENAI_MODEL: "llama3.1" }, fails: "chosen by OPENAI_MODEL" },
+  ];
+  for (const c of cases) {
+    const child = spawn(command, args, { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...c.env } });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const done = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+    const sidecar = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+    sidecar.listen();
+    try {
+      const init = await sidecar.sendRequest("initialize", { vault, index: indexDir });
+      check(init.index.notes > 0, `${c.name}: no notes`);
+      const found = await sidecar.sendRequest("vault/search", { query: "sourdough starter", limit: 3 });
+      check(found.results.length > 0, `${c.name}: search found nothing`);
+      const res = await sidecar.sendRequest("agent/run", { message: "How do I keep my sourdough starter alive?" });
+      if (c.fails) {
+        check(res.stopReason === "error" && res.error.includes(c.fails), `${c.name}: run ${res.stopReason} ${res.error}, want an error with "${c.fails}"`);
+      } else {
+        check(res.stopReason === "final_answer" && res.answer.includes("[[Sourdough Starter]]"), `${c.name}: run ${res.stopReason} ${res.answer.slice(0, 200)}`);
+      }
+      check(!JSON.stringify(res).includes("sk-test"), `${c.name}: the key is in the result`);
+      await sidecar.sendRequest("shutdown");
+      await sidecar.sendNotification("exit");
+      const { code, signal } = await done;
+      check(code === 0, `${c.name}: sidecar exited with ${code ?? signal}\n${stderr}`);
+      check(!stderr.includes("sk-test"), `${c.name}: the key is on stderr`);
+      if (c.notice) check(stderr.includes(c.notice), `${c.name}: no notice on stderr:\n${stderr}`);
+      log(`${c.name}: started, searched, ${c.fails ? "the run failed alone: " + res.error.slice(0, 120) : "answered offline"}`);
+    } finally {
+      sidecar.dispose();
+      child.kill();
+    }
+  }
 }
 
 // runAgent runs one question with the planner on and checks the streamed

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,7 +18,8 @@ import (
 const Timeout = 4 * time.Minute
 
 // Run runs examples/<example>/client.mjs with node, with env added to the
-// process environment, fails t with the client's output when it fails, and
+// process environment (VAULT_AGENT_BIN made relative to the example's
+// folder, as a person would write ../../bin/vault-agent), fails t with the client's output when it fails, and
 // logs the output. It skips t when node is not installed. When the
 // example's node_modules lacks probe (a package folder such as
 // "vscode-jsonrpc"), it installs the packages first with npm ci, so that
@@ -45,10 +47,29 @@ func Run(t *testing.T, example, probe string, env ...string) {
 	}
 	cmd := exec.CommandContext(ctx, node, "client.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	// No config file of the person running the tests: a temporary config
+	// dir, unless the test gives one.
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "VAULT_AGENT_CONFIG=")
+	cmd.Env = append(cmd.Env, relativeBin(dir, env)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node %s/client.mjs: %v\n%s", example, err, out)
 	}
 	t.Logf("node client:\n%s", out)
+}
+
+// relativeBin rewrites an absolute VAULT_AGENT_BIN of env relative to dir,
+// where the client starts: the clients must resolve it before they spawn
+// the server in another folder.
+func relativeBin(dir string, env []string) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i] = kv
+		if bin, ok := strings.CutPrefix(kv, "VAULT_AGENT_BIN="); ok && filepath.IsAbs(bin) {
+			if rel, err := filepath.Rel(dir, bin); err == nil {
+				out[i] = "VAULT_AGENT_BIN=" + rel
+			}
+		}
+	}
+	return out
 }
