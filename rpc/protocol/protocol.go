@@ -143,7 +143,7 @@ func method[P, R any](name string, h func(Server, context.Context, *P) (*R, erro
 // Methods is the protocol, in the order PROTOCOL.md lists it.
 var Methods = []Method{
 	method(MethodInitialize, Server.Initialize, Method{Slow: true, Lenient: true,
-		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error. An index that another process holds (a sidecar being restarted) is waited for up to 5 s, then refused with -32603 \"index in use by another process\"; an index inside the vault is refused with -32602 \"index must be outside the vault\". A failed initialize leaves nothing open and may be retried."}),
+		Doc: "Opens the vault, opens or builds its index (sending vault/indexProgress), starts the watcher. Must be the first request; a second one is an error. An index that another process holds (a sidecar being restarted) is waited for up to 5 s, then refused with -32603 \"index in use by another process\"; an index inside the vault is refused with -32602 \"index must be outside the vault\". A failed initialize leaves nothing open and may be retried. No model setting and nothing in the sidecar's environment makes it fail: the model is only built by the runs that use it."}),
 	method(MethodShutdown, Server.Shutdown, Method{
 		Doc: "Stops every run and refuses later requests (code -32600). Answers null once every request received before it has been answered: runs end with stop reason stopped, an initialize still running is cancelled (-32800), other requests finish (or are cancelled after the shutdown timeout). Follow with exit."}),
 	method(MethodExit, Server.Exit, Method{Notification: true,
@@ -226,7 +226,7 @@ var Notifications = []Notification{
 	{Name: NotifyAgentUpdate, Params: reflect.TypeFor[AgentUpdateParams](),
 		Doc: "A typed per-phase event of a run."},
 	{Name: NotifyIndexProgress, Params: reflect.TypeFor[IndexProgressParams](),
-		Doc: "Indexing progress during initialize and vault/reindex, at most about 10 per second, plus a final one with done == total."},
+		Doc: "Indexing progress during initialize and vault/reindex, at most about 10 per second, plus a final one with done == total. An index that was up to date (nothing to index) sends none."},
 	{Name: NotifyLogMessage, Params: reflect.TypeFor[LogMessageParams](),
 		Doc: "A warning or error worth showing to the user or the plugin author (type: 1 error, 2 warning, 3 info, 4 log)."},
 }

@@ -9,35 +9,45 @@ import (
 	"strings"
 )
 
-// Settings configure the agent. They come from the command line, are
-// overridden by initialize's settings, and those by each agent/run's. A
-// zero value (or an absent key) keeps the value from the level below.
+// Settings configure the agent. Each level overrides the one below: the
+// defaults, the config file (~/.config/vault-agent/config.toml), the
+// sidecar's environment (VAULT_AGENT_MODEL, OPENAI_MODEL...), the command
+// line, initialize's settings, each agent/run's. A zero value (or an absent
+// key) keeps the value from the level below. The chat model is the offline
+// one unless a model or a provider is named at some level: a key or a base
+// URL alone chooses nothing. No model setting can make initialize fail: a
+// run whose model cannot be reached ends with stopReason error, saying which
+// setting or variable chose the model. Numbers out of their range are
+// -32602 naming the setting and its range.
 type Settings struct {
-	// Provider is the model provider: offline (default), openai, scripted.
+	// Provider is the model provider: offline, openai, scripted (default:
+	// openai when a model is named, else offline).
 	Provider string `json:"provider,omitempty"`
-	// Model is the provider's model name.
+	// Model is the chat model (gpt-4o-mini, llama3.1); naming one chooses
+	// the openai provider.
 	Model string `json:"model,omitempty"`
 	// BaseURL is an OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM...).
 	BaseURL string `json:"baseUrl,omitempty"`
 	// Mode is the loop: react (default), roa, par, staged.
 	Mode string `json:"mode,omitempty"`
-	// MaxIterations is clamped to 1..50 (default 10).
+	// MaxIterations is 1 to 50 (default 10).
 	MaxIterations int `json:"maxIterations,omitempty"`
-	// TimeoutMs bounds a run (default 300000).
+	// TimeoutMs bounds a run: 1 to 86400000 (default 300000).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 	// EnableAgentPlannerV0 turns on the planner tools (default false).
 	EnableAgentPlannerV0 *bool `json:"enableAgentPlannerV0,omitempty"`
 	// PlanReview ends a run after its first plan, for the user to review.
 	PlanReview *bool `json:"planReview,omitempty"`
-	// ReasoningWindow is how many steps the marker shows while reasoning
-	// (default 2).
+	// ReasoningWindow is how many steps the marker shows while reasoning:
+	// 1 to 100 (default 2).
 	ReasoningWindow int `json:"reasoningWindow,omitempty"`
-	// MaxPlanContinuations caps continuation nudges (default 5).
+	// MaxPlanContinuations caps continuation nudges: 1 to 50 (default 5).
 	MaxPlanContinuations int `json:"maxPlanContinuations,omitempty"`
-	// PlanReminderInterval is the iterations between plan reminders
-	// (default 3).
+	// PlanReminderInterval is the iterations between plan reminders: 1 to
+	// 50 (default 3).
 	PlanReminderInterval int `json:"planReminderInterval,omitempty"`
-	// RequestInputTimeoutMs bounds the wait for agent/input (default 600000).
+	// RequestInputTimeoutMs bounds the wait for agent/input: 1 to 86400000
+	// (default 600000).
 	RequestInputTimeoutMs int64 `json:"requestInputTimeoutMs,omitempty"`
 	// AllowEdits offers the agent the edit tools (create_note, append_to_note,
 	// replace_in_note, set_properties); each edit is sent to the host as

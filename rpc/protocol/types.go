@@ -32,7 +32,8 @@ type InitializeResult struct {
 	ServerInfo ServerInfo `json:"serverInfo"`
 	// Capabilities list methods, notifications, modes and providers.
 	Capabilities Capabilities `json:"capabilities"`
-	// Tools are the agent's tools.
+	// Tools are the tools a run with initialize's settings is offered (the
+	// edit tools only with allowEdits, the planner's with the planner on).
 	Tools []ToolInfo `json:"tools"`
 	// Index reports how the index was made ready.
 	Index IndexInfo `json:"index"`
