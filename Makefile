@@ -3,10 +3,24 @@ GO       ?= go
 BIN      ?= bin/vault-agent
 NODE_DIRS := examples/node-client examples/acp-client examples/mcp-client
 
-.PHONY: build test test-go fuzz node-deps bench eval lint fmt clean
+.PHONY: build install test test-go fuzz node-deps bench eval lint fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vault-agent
+
+# install puts vault-agent on PATH: into $(go env GOBIN), else
+# $(go env GOPATH)/bin, as go install does; with PREFIX, into $(PREFIX)/bin
+# (make install PREFIX=/usr/local, or PREFIX=$$HOME/.local).
+PREFIX ?=
+install:
+ifeq ($(PREFIX),)
+	$(GO) install ./cmd/vault-agent
+	@dir=$$($(GO) env GOBIN); echo "installed $${dir:-$$($(GO) env GOPATH)/bin}/vault-agent"
+else
+	mkdir -p $(PREFIX)/bin
+	$(GO) build -o $(PREFIX)/bin/vault-agent ./cmd/vault-agent
+	@echo "installed $(PREFIX)/bin/vault-agent"
+endif
 
 # The test target installs what the tests need (the npm packages of the
 # Node clients: examples/node-client for serve, examples/acp-client for acp,
