@@ -64,13 +64,17 @@ func newRootCmd() *cobra.Command {
 		Long: `vault-agent indexes an Obsidian-style markdown vault with bleve, keeps the index fresh,
 searches it, and runs an agent that answers questions about your notes with citations.
 
-Without an API key it uses an offline extractive model; set OPENAI_API_KEY (and optionally
-OPENAI_BASE_URL for Ollama, llama.cpp, vLLM or LM Studio) to use an OpenAI-compatible model.
+The agent answers with an offline extractive model unless a model is named: --model,
+VAULT_AGENT_MODEL, OPENAI_MODEL or model in the config file (an API key alone chooses nothing);
+OPENAI_API_KEY and --base-url/OPENAI_BASE_URL (Ollama, llama.cpp, vLLM, LM Studio) say how to reach
+it. 'vault-agent config' shows the settings in effect and where each comes from; --vault defaults
+to the current folder when it is a vault.
 The vault is never modified, unless you allow the agent to propose edits (--allow-edits) and
 approve each one; 'vault-agent undo' reverts them. The index lives in your user cache directory unless --index is given.`,
 		Example: `  vault-agent ask --vault ~/Notes "what did I decide about the database migration?"
   vault-agent search --vault ~/Notes 'tag:#recipe "sourdough" -rye'
   vault-agent index --vault ~/Notes
+  vault-agent config           # the settings in effect, from flags, environment and config file
   vault-agent serve            # for editor plugins, JSON-RPC over stdio
   vault-agent acp              # for ACP editors (Zed, Obsidian Agent Client)
   vault-agent mcp --vault ~/Notes   # for MCP clients: Claude Desktop, Claude Code, Cursor, VS Code`,
