@@ -12,15 +12,23 @@ import (
 	"testing"
 )
 
-// runCLIEnv runs the command with env over a clean environment: no model
-// variables, no config file, the cache in a temp dir.
+// runCLIEnv runs the command in dir with env over a clean environment (see
+// execCLI).
 func runCLIEnv(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	return execCLI(t, dir, append([]string{"XDG_CACHE_HOME=" + t.TempDir()}, env...), args...)
+}
+
+// execCLI runs the command in dir ("" for the test's) with env over the
+// process environment less what would choose a model or settings: no model
+// variables, no VAULT_AGENT_* settings, no config file.
+func execCLI(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=", "VAULT_AGENT_MODEL=", "VAULT_AGENT_PROVIDER=",
 		"VAULT_AGENT_BASE_URL=", "VAULT_AGENT_EXCLUDE=", "VAULT_AGENT_MODE=", "VAULT_AGENT_PLANNER=", "VAULT_AGENT_EMBED_MODEL=",
-		"XDG_CACHE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "VAULT_AGENT_CONFIG=")
+		"VAULT_AGENT_EMBED_BASE_URL=", "XDG_CONFIG_HOME="+t.TempDir(), "VAULT_AGENT_CONFIG=")
 	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se

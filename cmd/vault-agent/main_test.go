@@ -52,19 +52,7 @@ func runCLI(t *testing.T, args ...string) result {
 // the default index lives.
 func runCLIWithCache(t *testing.T, cache string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=", "XDG_CACHE_HOME="+cache)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{so.String(), se.String(), code}
+	return execCLI(t, "", []string{"XDG_CACHE_HOME=" + cache}, args...)
 }
 
 const fixture = "../../testdata/vault"

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,23 +23,7 @@ func TestSemanticSearchCLI(t *testing.T) {
 	idx := filepath.Join(t.TempDir(), "idx")
 	run := func(args ...string) result {
 		t.Helper()
-		cmd := exec.Command(binary, append([]string{"--log-level", "debug"}, args...)...)
-		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=",
-			"VAULT_AGENT_EMBED_API_KEY="+embedKey, "XDG_CACHE_HOME="+t.TempDir())
-		var so, se bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &so, &se
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(so.String()+se.String(), embedKey) {
-			t.Errorf("the key was printed:\n%s\n%s", so.String(), se.String())
-		}
-		return result{so.String(), se.String(), code}
+		return execCLI(t, "", []string{"VAULT_AGENT_EMBED_API_KEY=" + embedKey, "XDG_CACHE_HOME=" + t.TempDir()}, append([]string{"--log-level", "debug"}, args...)...)
 	}
 	flags := []string{"search", "--vault", fixture, "--index", idx, "--embed-model", "m", "--embed-base-url", srv.URL, "--limit", "1"}
 	r := run(append(flags, "--mode", "semantic", "leaven")...)
