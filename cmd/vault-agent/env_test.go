@@ -179,3 +179,48 @@ planner = true
 		})
 	}
 }
+
+// The README's first command, run as written from the repository root in a
+// shell where OPENAI_API_KEY is exported, answers with citations.
+func TestReadmeFirstCommandWithAKey(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```sh\n")
+	line, _, _ := strings.Cut(rest, "\n")
+	cmdline, ok2 := strings.CutPrefix(line, "go run ./cmd/vault-agent ")
+	if !ok || !ok2 {
+		t.Fatalf("the README does not start with a go run ./cmd/vault-agent command: %q", line)
+	}
+	args := shellWords(t, cmdline)
+	r := runCLIEnv(t, "../..", []string{"OPENAI_API_KEY=sk-test"}, args...)
+	if r.code != 0 || !strings.Contains(r.stdout, "[[Sourdough Starter") {
+		t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", line, r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "answering offline; set --model to use your OpenAI key") || strings.Contains(r.stderr+r.stdout, "sk-test") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+// shellWords splits a command line of plain words and double-quoted
+// strings, as the README writes them.
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var out []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		if s[0] == '"' {
+			end := strings.IndexByte(s[1:], '"')
+			if end < 0 {
+				t.Fatalf("unterminated quote in %q", s)
+			}
+			out = append(out, s[1:end+1])
+			s = s[end+2:]
+			continue
+		}
+		word, after, _ := strings.Cut(s, " ")
+		out = append(out, word)
+		s = after
+	}
+	return out
+}
