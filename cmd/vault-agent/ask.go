@@ -180,7 +180,7 @@ dashes included. Quote the question when it holds characters the shell treats sp
 			// On a terminal the answer streams as it is written; piped output
 			// gets only the final answer, once.
 			stream := !asJSON && !quiet && tty
-			lines := &terminalLines{out: out, err: stepWriter(colourOn(os.Stderr, os.LookupEnv))}
+			lines := &terminalLines{out: out, err: stepWriter(colourOn(os.Stderr, os.LookupEnv)), flush: flush}
 			if stream && term.IsTerminal(int(os.Stderr.Fd())) {
 				// One screen: a step or "Thought for" on stderr starts
 				// on a line of its own, after the answer streamed so far.
@@ -272,7 +272,15 @@ func nameOr(name, other string) string {
 // stream, the answer as it is written on stdout, collected in streamed.
 func stepSink(lines *terminalLines, planner, stream bool, streamed *strings.Builder) agent.Sink {
 	lp := reasoning.NewLinePrinter(lines.stderr())
-	var sink agent.Sink = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: lp.Done})
+	// The answer is whole when the run completes: its last block is
+	// rendered before "Thought for".
+	done := func(elapsed int) {
+		if lines.flush != nil {
+			lines.flush()
+		}
+		lp.Done(elapsed)
+	}
+	var sink agent.Sink = reasoning.NewObserver(reasoning.Config{Planner: planner, OnStep: lp.Step, OnComplete: done})
 	if stream {
 		out := lines.stdout()
 		sink = agent.Tee(sink, agent.SinkFunc(func(ev agent.Event) {
@@ -292,6 +300,9 @@ func stepSink(lines *terminalLines, planner, stream bool, streamed *strings.Buil
 type terminalLines struct {
 	out, err io.Writer
 	shared   bool
+	// flush writes what the answer's writer holds (a markdown block not
+	// rendered yet); nil when it holds nothing.
+	flush func()
 
 	mu      sync.Mutex // guards midLine and orders the writes
 	midLine bool       // stdout's last byte is not a newline
