@@ -175,10 +175,10 @@ func canonical(p string) string {
 	return abs
 }
 
-// settings is fs as Settings, each value named by where it came from
+// settings is f as Settings, each value named by where it came from
 // (where); values that cannot be used are left out and reported in
 // problems.
-func (fs fileSettings) settings(where string, problems *[]string) Settings {
+func (f fileSettings) settings(where string, problems *[]string) Settings {
 	var s Settings
 	set := func(field, key, value string) {
 		if strings.TrimSpace(value) == "" {
@@ -190,18 +190,18 @@ func (fs fileSettings) settings(where string, problems *[]string) Settings {
 		}
 		setField(&s, field, strings.TrimSpace(value), key+" in "+where)
 	}
-	set("Provider", "provider", fs.Provider)
-	set("Model", "model", fs.Model)
-	set("BaseURL", "base-url", fs.BaseURL)
-	set("EmbedModel", "embed-model", fs.EmbedModel)
-	set("EmbedBaseURL", "embed-base-url", fs.EmbedBaseURL)
-	set("Mode", "mode", fs.Mode)
-	if len(fs.Exclude) > 0 {
-		s.Excludes = slices.Clone(fs.Exclude)
+	set("Provider", "provider", f.Provider)
+	set("Model", "model", f.Model)
+	set("BaseURL", "base-url", f.BaseURL)
+	set("EmbedModel", "embed-model", f.EmbedModel)
+	set("EmbedBaseURL", "embed-base-url", f.EmbedBaseURL)
+	set("Mode", "mode", f.Mode)
+	if len(f.Exclude) > 0 {
+		s.Excludes = slices.Clone(f.Exclude)
 		s.source("Excludes", "exclude in "+where)
 	}
-	if fs.Planner != nil {
-		p := *fs.Planner
+	if f.Planner != nil {
+		p := *f.Planner
 		s.Planner = &p
 		s.source("Planner", "planner in "+where)
 	}
@@ -250,7 +250,8 @@ func checkValue(field, v string) error {
 		}
 	case "BaseURL", "EmbedBaseURL":
 		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
-			return fmt.Errorf("must be an http(s) URL, got %q", v)
+			// The value is not shown: a URL may hold a key.
+			return errors.New("must be an http(s) URL, e.g. http://localhost:11434/v1")
 		}
 	}
 	return nil
