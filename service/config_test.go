@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -217,5 +218,26 @@ func TestModelNeverBlocksOpen(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An embedding model the environment names that cannot be used keeps
+// nothing from opening: search stays lexical, with a warning. One a
+// front-end names is its error.
+func TestEmbedModelFromTheEnvironment(t *testing.T) {
+	env := Env{Vars: map[string]string{"VAULT_AGENT_EMBED_MODEL": "nomic-embed-text"}}
+	s, err := Open(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &env, Agent: true})
+	if err != nil {
+		t.Fatalf("an embedding model from the environment kept the vault from opening: %v", err)
+	}
+	if s.Semantic() != nil {
+		t.Error("semantic search is on without an endpoint")
+	}
+	s.Close()
+	_, err = Open(context.Background(), Options{Vault: fixture.Copy(t), InMemoryIndex: true, Env: &Env{},
+		Settings: Settings{EmbedModel: "nomic-embed-text"}.Named(FlagName)})
+	var se *SettingError
+	if !errors.As(err, &se) || se.Key != "embedModel" {
+		t.Errorf("a flag's embedding model without an endpoint: %v", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/vault-agent/vault-agent/llm"
 )
 
 // Env is what vault-agent takes from the environment. ProcessEnv reads it;
@@ -247,4 +249,32 @@ func excludesSuffix(s Settings) string {
 	keys = slices.Compact(keys)
 	sum := sha256.Sum256([]byte(strings.Join(keys, "\x00")))
 	return "-x" + hex.EncodeToString(sum[:4])
+}
+
+// embedder is newEmbedder for the vault's settings, except that an
+// embedding model named only by the environment or the config file that
+// cannot be used (no endpoint, no key) is a warning, once: search stays
+// lexical and nothing fails to start because of the environment. One a
+// front-end named is its error.
+func (s *Service) embedder() (*llm.Embedder, error) {
+	e, err := newEmbedder(s.settings, s.env, s.log)
+	if err == nil || !fromEnvironment(s.settings.Source("EmbedModel")) {
+		return e, err
+	}
+	reportOnce(s.log, fmt.Sprintf("semantic search is off: the embedding model %q from %s cannot be used: %v", s.settings.EmbedModel, s.settings.Source("EmbedModel"), err))
+	return nil, nil
+}
+
+// fromEnvironment reports whether a source names a variable or the config
+// file, not a front-end's flag or setting.
+func fromEnvironment(src string) bool {
+	if strings.Contains(src, " in config file ") {
+		return true
+	}
+	for _, k := range Keys {
+		if slices.Contains(k.Env, src) {
+			return true
+		}
+	}
+	return false
 }

@@ -200,7 +200,7 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 	}
 	emb := opts.Embedder
 	if emb == nil {
-		e, err := newEmbedder(s.settings, s.env, s.log)
+		e, err := s.embedder()
 		if err != nil {
 			s.Close()
 			return nil, err
