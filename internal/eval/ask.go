@@ -2,6 +2,8 @@ package eval
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,11 +15,26 @@ import (
 )
 
 // AskOutcome is how the offline ask did on one question: the notes its
-// answer cites (vault paths, in order) and whether one of them is expected.
+// answer cites (vault paths, in order), whether one of them is expected,
+// and how its cited lines fare.
+//
+// A cited line is a line of the answer that holds a [[citation]], other
+// than the closing "Sources:" list (which names notes without quoting
+// them). It comes from an expected note when one of its citations is an
+// expected note. A reader judges an answer by its first lines, and an
+// answer padded with quotes from unrelated notes misleads even when the
+// right note is among them: so the first cited line and the share of
+// cited lines are measured as well as "an expected note is cited".
 type AskOutcome struct {
 	Cited []string
-	Hit   bool
-	Err   string
+	// Hit: an expected note is cited anywhere in the answer.
+	Hit bool
+	// FirstHit: the first cited line cites an expected note.
+	FirstHit bool
+	// Lines counts the cited lines, Expected those from an expected note.
+	Lines, Expected int
+	Answer          string
+	Err             string
 }
 
 // Asks are the answer check of a run: every question asked with the
@@ -27,16 +44,57 @@ type Asks struct {
 	Millis   []float64
 }
 
-// Hits counts the questions whose answer cites an expected note.
-func (a *Asks) Hits() int {
-	n := 0
-	for _, o := range a.Outcomes {
-		if o.Hit {
-			n++
+// AskSummary aggregates the answer check over some questions.
+type AskSummary struct {
+	N int
+	// Hits: answers citing an expected note anywhere.
+	Hits int
+	// FirstHits: answers whose first cited line cites an expected note.
+	FirstHits int
+	// Lines and Expected sum the cited lines and those from an expected
+	// note over the answers; LineShare is Expected/Lines.
+	Lines, Expected int
+}
+
+// LineShare is the share of the cited lines that come from an expected
+// note, 0 when no line is cited.
+func (s AskSummary) LineShare() float64 {
+	if s.Lines == 0 {
+		return 0
+	}
+	return float64(s.Expected) / float64(s.Lines)
+}
+
+// Summarize aggregates the outcomes of the questions at idx (all when idx
+// is nil).
+func (a *Asks) Summarize(idx []int) AskSummary {
+	if idx == nil {
+		idx = make([]int, len(a.Outcomes))
+		for i := range idx {
+			idx[i] = i
 		}
 	}
-	return n
+	var s AskSummary
+	for _, i := range idx {
+		if i >= len(a.Outcomes) {
+			continue
+		}
+		o := a.Outcomes[i]
+		s.N++
+		if o.Hit {
+			s.Hits++
+		}
+		if o.FirstHit {
+			s.FirstHits++
+		}
+		s.Lines += o.Lines
+		s.Expected += o.Expected
+	}
+	return s
 }
+
+// Hits counts the questions whose answer cites an expected note.
+func (a *Asks) Hits() int { return a.Summarize(nil).Hits }
 
 var reCitation = regexp.MustCompile(`\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]`)
 
@@ -53,23 +111,62 @@ func Citations(answer string) []string {
 	return out
 }
 
+var reSourcesLine = regexp.MustCompile(`(?i)^\s*(?:\*\*)?sources?(?:\*\*)?\s*:`)
+
+// citedLines returns the lines of answer that cite a note, less the
+// "Sources:" list.
+func citedLines(answer string) []string {
+	var out []string
+	for _, line := range strings.Split(answer, "\n") {
+		if reCitation.MatchString(line) && !reSourcesLine.MatchString(line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
 // looker resolves a citation to a note path; *search.Index satisfies it.
 type looker interface {
 	Lookup(name string) (string, error)
 }
 
 // JudgeAnswer resolves the citations of answer and reports whether one of
-// them is an expected note of q.
+// them is an expected note of q, whether the first cited line cites one,
+// and how many of the cited lines do.
 func JudgeAnswer(q Question, answer string, ix looker) AskOutcome {
-	var o AskOutcome
+	o := AskOutcome{Answer: answer}
+	resolved := map[string]string{}
+	resolve := func(c string) string {
+		p, ok := resolved[c]
+		if !ok {
+			p, _ = ix.Lookup(c)
+			resolved[c] = p
+		}
+		return p
+	}
 	for _, c := range Citations(answer) {
-		p, err := ix.Lookup(c)
-		if err != nil {
+		p := resolve(c)
+		if p == "" {
 			continue
 		}
 		o.Cited = append(o.Cited, p)
 		if slices.Contains(q.Expect, p) {
 			o.Hit = true
+		}
+	}
+	for i, line := range citedLines(answer) {
+		o.Lines++
+		expected := false
+		for _, c := range Citations(line) {
+			if p := resolve(c); p != "" && slices.Contains(q.Expect, p) {
+				expected = true
+			}
+		}
+		if expected {
+			o.Expected++
+			if i == 0 {
+				o.FirstHit = true
+			}
 		}
 	}
 	return o
@@ -100,4 +197,27 @@ func RunAsks(ctx context.Context, ix *search.Index, qs []Question) (*Asks, error
 		}
 	}
 	return out, nil
+}
+
+// ReportAsks prints the answer check of engine name: the three figures
+// overall and by kind, and the answer time.
+func ReportAsks(w io.Writer, qs []Question, name string, a *Asks) {
+	all := a.Summarize(nil)
+	fmt.Fprintf(w, "\nAnswer check (%s, offline ask): first cited line cites an expected note in %d of %d; "+
+		"%.0f%% of cited lines from an expected note (%d of %d); an expected note cited anywhere in %d of %d (%.0f%%); "+
+		"ask time p50 %.0f ms, p99 %.0f ms\n",
+		name, all.FirstHits, all.N, 100*all.LineShare(), all.Expected, all.Lines, all.Hits, all.N,
+		100*float64(all.Hits)/float64(max(all.N, 1)), Percentile(a.Millis, 50), Percentile(a.Millis, 99))
+	kinds, by := Kinds(qs)
+	if len(kinds) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n| kind | n | first cited line expected | cited lines from expected | expected cited anywhere |\n|---|---|---|---|---|\n")
+	for _, k := range append(kinds, "all") {
+		s := all
+		if k != "all" {
+			s = a.Summarize(by[k])
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %.0f%% (%d/%d) | %d |\n", k, s.N, s.FirstHits, 100*s.LineShare(), s.Expected, s.Lines, s.Hits)
+	}
 }

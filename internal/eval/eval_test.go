@@ -145,3 +145,43 @@ func TestJudgeAnswer(t *testing.T) {
 		t.Errorf("report lacks the answer check:\n%s", b.String())
 	}
 }
+
+// The first cited line and the share of cited lines are judged line by
+// line; the Sources list is not a cited line.
+func TestJudgeAnswerLines(t *testing.T) {
+	q := Question{Q: "x", Expect: []string{"b/Beta.md"}, Kind: "keyword"}
+	ix := fakeLookup{"Alpha": "Alpha.md", "Beta": "b/Beta.md", "Gamma": "Gamma.md"}
+	tests := []struct {
+		name            string
+		answer          string
+		first, hit      bool
+		lines, expected int
+	}{
+		{"expected first", "Beta says so [[Beta#Use]].\n\n- more [[Alpha]]\n\nSources: [[Beta]], [[Alpha]]", true, true, 2, 1},
+		{"expected later", "Alpha says so [[Alpha]].\n- and [[Beta]]\n- and [[Gamma]]\n\nSources: [[Alpha]], [[Beta]], [[Gamma]]", false, true, 3, 1},
+		{"only in sources", "Alpha says so [[Alpha]].\n\nSources: [[Beta]]", false, true, 1, 0},
+		{"no citation", "Nothing here.", false, false, 0, 0},
+		{"see also line", "Gamma says [[Gamma]].\n\nSee also [[Alpha]] and [[Beta]].", false, true, 2, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := JudgeAnswer(q, tt.answer, ix)
+			if o.FirstHit != tt.first || o.Hit != tt.hit || o.Lines != tt.lines || o.Expected != tt.expected {
+				t.Errorf("outcome first %v hit %v lines %d expected %d, want %v %v %d %d", o.FirstHit, o.Hit, o.Lines, o.Expected, tt.first, tt.hit, tt.lines, tt.expected)
+			}
+		})
+	}
+	a := &Asks{Millis: []float64{1, 2}, Outcomes: []AskOutcome{
+		JudgeAnswer(q, tests[0].answer, ix), JudgeAnswer(q, tests[1].answer, ix)}}
+	s := a.Summarize(nil)
+	if s.N != 2 || s.FirstHits != 1 || s.Hits != 2 || s.Lines != 5 || s.Expected != 2 || math.Abs(s.LineShare()-0.4) > 1e-9 {
+		t.Errorf("summary %+v", s)
+	}
+	var b bytes.Buffer
+	ReportAsks(&b, []Question{q, q}, "a", a)
+	for _, want := range []string{"first cited line cites an expected note in 1 of 2", "40% of cited lines", "| keyword | 2 | 1 | 40% (2/5) | 2 |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

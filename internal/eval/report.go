@@ -45,9 +45,7 @@ func Report(w io.Writer, qs []Question, engines []*Engine, verbose bool) {
 	}
 	for _, e := range engines {
 		if e.Asks != nil {
-			n := len(e.Asks.Outcomes)
-			fmt.Fprintf(w, "\nAnswer check (%s offline ask cites an expected note): %d of %d (%.0f%%); ask time p50 %.0f ms, p99 %.0f ms\n",
-				e.Name, e.Asks.Hits(), n, 100*float64(e.Asks.Hits())/float64(max(n, 1)), Percentile(e.Asks.Millis, 50), Percentile(e.Asks.Millis, 99))
+			ReportAsks(w, qs, e.Name, e.Asks)
 		}
 	}
 	if !verbose {
@@ -75,7 +73,7 @@ func Report(w io.Writer, qs []Question, engines []*Engine, verbose bool) {
 				if a.Hit {
 					mark = "hit"
 				}
-				line := fmt.Sprintf("  %-12s answer %s, cites: %s", "", mark, strings.Join(a.Cited, " | "))
+				line := fmt.Sprintf("  %-12s answer %s (first line %v, %d/%d lines), cites: %s", "", mark, a.FirstHit, a.Expected, a.Lines, strings.Join(a.Cited, " | "))
 				if a.Err != "" {
 					line += "  error: " + a.Err
 				}
