@@ -111,7 +111,11 @@ func (o *Model) Chat(ctx context.Context, req llm.Request, onDelta func(string))
 			resp.FinishReason = "tool_calls"
 		}
 	}
-	if onDelta != nil {
+	// Only a turn without tool calls is an answer. The sentence a tool
+	// turn carries ("Reading the most relevant notes: ...") is a step: the
+	// agent holds streamed text back only up to a few hundred bytes, so a
+	// long one (note paths) streamed here would be shown as the answer.
+	if onDelta != nil && len(resp.ToolCalls) == 0 {
 		for _, d := range wordChunks(resp.Content) {
 			onDelta(d)
 		}
