@@ -48,7 +48,7 @@ type convState struct {
 	terms queryTerms
 	refs  []agent.NoteRef // the notes the goal names
 	// prevCited are the notes the previous answer cited, when the goal is
-	// a follow-up (see followUp).
+	// a follow-up (see elliptic).
 	prevCited []string
 	timeExpr  string
 	offered   map[string]bool
@@ -73,10 +73,25 @@ var (
 	reReminder = regexp.MustCompile(`(?s)<(` + planner.TagReminder + `|system-reminder)>.*?</(` + planner.TagReminder + `|system-reminder)>`)
 )
 
+// reContextBlock is a message that is one tagged block of context a host
+// adds (the notes a person attached, a reminder), not a person's words.
+var reContextBlock = regexp.MustCompile(`(?s)^<([a-zA-Z][\w-]*)(?:\s[^>]*)?>.*</([a-zA-Z][\w-]*)>$`)
+
+// injected reports whether a user message was added by the agent or the
+// host rather than typed: a continuation, a reminder, a block of context.
 func injected(content string) bool {
 	t := strings.TrimSpace(content)
-	return strings.HasPrefix(t, "<"+planner.TagContinuation+">") || strings.HasPrefix(t, "<system-reminder>")
+	if strings.HasPrefix(t, "<"+planner.TagContinuation+">") || strings.HasPrefix(t, "<system-reminder>") {
+		return true
+	}
+	// Plan feedback carries the person's reply to a plan: it is theirs.
+	m := reContextBlock.FindStringSubmatch(t)
+	return m != nil && m[1] == m[2] && m[1] != planner.TagFeedback
 }
+
+// reAttachedList is the list of notes a host appends to a question it
+// remembers ("(attached: a.md, b.md)"): not words of the question.
+var reAttachedList = regexp.MustCompile(`(?s)\s*\(attached: [^()]*\)\s*$`)
 
 func cleanGoal(content string) string {
 	s := reFeedback.ReplaceAllString(content, " ")
@@ -114,7 +129,7 @@ func readConversation(req llm.Request) *convState {
 	st.terms = extractTerms(rest, expr != "")
 	_, plain := findTimeExpression(agent.PlainNamedNotes(st.goal))
 	st.text = searchText(plain)
-	if goalAt > 0 && expr == "" && len(st.refs) == 0 && followUp(st.goal, st.terms) {
+	if goalAt > 0 && expr == "" && len(st.refs) == 0 && elliptic(st.goal, st.terms) {
 		st.inherit(msgs[:goalAt])
 	}
 
@@ -298,25 +313,70 @@ func (st *convState) keywordText() string {
 	return short(strings.Join(st.terms.all(), " "), 80)
 }
 
-// followUpStarts open a message that continues the previous one.
-var followUpStarts = regexp.MustCompile(`(?i)^\s*(?:and|also|but|so|then|what about|how about|and what|and how|ok|okay)\b`)
+// A follow-up inherits the topic of the question before it only when it
+// is elliptic: it leans on that question for its subject. "And on iOS?",
+// "what about Android?", "how do I install it?", "why?" and "iOS?" are;
+// "What is the Obsidian Hub?" names its own subject and starts afresh,
+// even right after a question about something else.
 
-// anaphora refer back to the previous question's topic.
-var anaphora = toSet(`it its it's that this those these them they there same one`)
+// reAboutStart opens a message that is elliptic by its form.
+var reAboutStart = regexp.MustCompile(`(?i)^\s*(?:and\s+)?(?:what about|how about|what of|same for|same with|same thing for)\b`)
 
-// followUp reports whether goal continues the conversation rather than
-// starting a topic: it opens like a continuation ("and ...", "what about
-// ..."), refers back ("that", "it") with few words of its own, or has at
-// most two keywords.
-func followUp(goal string, terms queryTerms) bool {
-	n := len(terms.all())
-	if followUpStarts.MatchString(goal) || n <= 1 {
+// continuationWords open a message that goes on from the one before.
+var continuationWords = toSet(`and also but so then ok okay or plus`)
+
+// questionWords open a question or request that can name its own subject.
+var questionWords = toSet(`what what's whats how how's why where where's when who who's whom whose which is are was were do does did can could should would will shall may might has have had tell show list find explain summarize summarise describe define compare give search look`)
+
+// pronouns refer back to what the conversation was about.
+var pronouns = toSet(`it its it's itself they them their theirs themselves same one ones`)
+
+// demonstratives refer back when they end the question ("what is that?",
+// "how do I set this up?"), not when a noun follows ("notes that mention
+// kanban").
+var demonstratives = toSet(`this that these those there`)
+
+// elliptic reports whether goal leans on the conversation before it for
+// its subject: it opens like "what about ...", refers back with a pronoun
+// and has at most three words of its own, has no word of its own ("why?",
+// "tell me more"), or is a fragment of one or two words, or opens with
+// "and", "also", "but"... without being a question of its own.
+func elliptic(goal string, terms queryTerms) bool {
+	words := tokenize(goal)
+	if len(words) == 0 {
+		return false
+	}
+	if reAboutStart.MatchString(goal) {
 		return true
 	}
-	for _, w := range tokenize(goal) {
-		if anaphora[w] && n <= 3 {
+	n := len(terms.all())
+	if n == 0 {
+		return true
+	}
+	for i, w := range words {
+		last := i == len(words)-1 || i == len(words)-2 && (words[i+1] == "up" || words[i+1] == "out" || words[i+1] == "on")
+		if (pronouns[w] || demonstratives[w] && last && !existential(words, i)) && n <= 3 {
 			return true
 		}
+	}
+	i := 0
+	for i < len(words) && continuationWords[words[i]] {
+		i++
+	}
+	if i < len(words) && questionWords[words[i]] {
+		return false // a question of its own, even after "and"
+	}
+	return i > 0 || n <= 2
+}
+
+// existential reports whether words[i] is the "there" of "is there".
+func existential(words []string, i int) bool {
+	if words[i] != "there" || i == 0 {
+		return false
+	}
+	switch words[i-1] {
+	case "is", "are", "was", "were", "be":
+		return true
 	}
 	return false
 }
@@ -337,7 +397,7 @@ func (st *convState) inherit(msgs []llm.Message) {
 	if prev < 0 {
 		return
 	}
-	pexpr, prest := findTimeExpression(agent.PlainNamedNotes(cleanGoal(msgs[prev].Content)))
+	pexpr, prest := findTimeExpression(agent.PlainNamedNotes(reAttachedList.ReplaceAllString(cleanGoal(msgs[prev].Content), "")))
 	pt := extractTerms(prest, pexpr != "")
 	seen := map[string]bool{}
 	for _, w := range st.terms.keywords {
