@@ -11,7 +11,10 @@ import (
 
 // NoteChunk is one chunk of a note: the result of readNote and of the vault/readNote method.
 type NoteChunk struct {
-	Path             string          `json:"path"`
+	Path string `json:"path"`
+	// Link is the shortest [[wikilink]] target that opens this note and
+	// no other in the vault (vault.LinkTarget): what to cite it by.
+	Link             string          `json:"link"`
 	Title            string          `json:"title"`
 	Aliases          []string        `json:"aliases,omitempty"`
 	ChunkIndex       int             `json:"chunkIndex"`
@@ -84,6 +87,7 @@ func ReadChunkOf(v *vault.Vault, paths []string, name string, chunk int) (*NoteC
 	}
 	out := &NoteChunk{
 		Path:             n.Path,
+		Link:             vault.LinkTarget(n.Path, paths),
 		Title:            n.Title,
 		Aliases:          nonNil(n.Aliases),
 		ChunkIndex:       chunk,
