@@ -18,10 +18,11 @@ import (
 // answer cites (vault paths, in order), whether one of them is expected,
 // and how its cited lines fare.
 //
-// A cited line is a line of the answer that holds a [[citation]], other
-// than the closing "Sources:" list (which names notes without quoting
-// them). It comes from an expected note when one of its citations is an
-// expected note. A reader judges an answer by its first lines, and an
+// A cited line is a line of the answer that quotes a note with its
+// [[citation]]: the "Sources:" list and a "See also" line name notes
+// without quoting them and are not cited lines (their notes still count
+// as cited anywhere). It comes from an expected note when one of its
+// citations is an expected note. A reader judges an answer by its first lines, and an
 // answer padded with quotes from unrelated notes misleads even when the
 // right note is among them: so the first cited line and the share of
 // cited lines are measured as well as "an expected note is cited".
@@ -111,10 +112,10 @@ func Citations(answer string) []string {
 	return out
 }
 
-var reSourcesLine = regexp.MustCompile(`(?i)^\s*(?:\*\*)?sources?(?:\*\*)?\s*:`)
+var reSourcesLine = regexp.MustCompile(`(?i)^\s*(?:\*\*)?(?:sources?(?:\*\*)?\s*:|see also\b)`)
 
 // citedLines returns the lines of answer that cite a note, less the
-// "Sources:" list.
+// "Sources:" list and "See also" lines.
 func citedLines(answer string) []string {
 	var out []string
 	for _, line := range strings.Split(answer, "\n") {

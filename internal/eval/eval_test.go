@@ -147,7 +147,7 @@ func TestJudgeAnswer(t *testing.T) {
 }
 
 // The first cited line and the share of cited lines are judged line by
-// line; the Sources list is not a cited line.
+// line; the Sources list and a See also line are not cited lines.
 func TestJudgeAnswerLines(t *testing.T) {
 	q := Question{Q: "x", Expect: []string{"b/Beta.md"}, Kind: "keyword"}
 	ix := fakeLookup{"Alpha": "Alpha.md", "Beta": "b/Beta.md", "Gamma": "Gamma.md"}
@@ -161,7 +161,8 @@ func TestJudgeAnswerLines(t *testing.T) {
 		{"expected later", "Alpha says so [[Alpha]].\n- and [[Beta]]\n- and [[Gamma]]\n\nSources: [[Alpha]], [[Beta]], [[Gamma]]", false, true, 3, 1},
 		{"only in sources", "Alpha says so [[Alpha]].\n\nSources: [[Beta]]", false, true, 1, 0},
 		{"no citation", "Nothing here.", false, false, 0, 0},
-		{"see also line", "Gamma says [[Gamma]].\n\nSee also [[Alpha]] and [[Beta]].", false, true, 2, 1},
+		{"see also line", "Gamma says [[Gamma]].\n\nSee also [[Alpha]] and [[Beta]].", false, true, 1, 0},
+		{"see also first", "See also [[Beta]].\n\nAlpha says [[Alpha]].", false, true, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
