@@ -5,7 +5,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,6 +21,7 @@ import (
 // source is a chunk of a note the answer may quote.
 type source struct {
 	path     string
+	link     string // the note's [[link]] target in the vault, "" when unknown
 	title    string
 	heading  string
 	headings []string
@@ -63,7 +63,7 @@ func (st *convState) sources() []source {
 				continue
 			}
 			seen[key] = true
-			s := source{path: r.path, title: r.title, heading: r.heading, headings: r.headings, content: r.content, named: named, chunk: r.chunk, chunks: r.chunkCount}
+			s := source{path: r.path, link: r.link, title: r.title, heading: r.heading, headings: r.headings, content: r.content, named: named, chunk: r.chunk, chunks: r.chunkCount}
 			if r.failed || strings.TrimSpace(r.content) == "" {
 				h, ok := snippets[r.path]
 				if !ok {
@@ -96,239 +96,6 @@ func (st *convState) sources() []source {
 }
 
 var reHighlight = regexp.MustCompile(`</?mark>|</?em>|\*\*`)
-
-type pick struct {
-	src  int
-	sent sentence
-}
-
-// Answer limits: the sentences quoted, and how many of one chunk.
-const (
-	maxPoints    = 5
-	maxPerSource = 3
-)
-
-// candidates scores every sentence of the sources against the goal.
-func (st *convState) candidates(srcs []source) []pick {
-	groups := st.goalGroups()
-	notes := 0
-	for _, s := range srcs {
-		notes = max(notes, s.rank+1)
-	}
-	var cands []pick
-	for i, s := range srcs {
-		// A note whose title or headings hold the goal's words is about
-		// it; the search's order says the same more coarsely.
-		meta := stemSet(s.title + " " + noteName(s.path) + " " + s.heading + " " + strings.Join(s.headings, " "))
-		title := stemSet(s.title + " " + noteName(s.path))
-		bonus, inTitle := 0.0, 0.0
-		for _, g := range groups {
-			for _, u := range g {
-				if hasUnit(meta, u) {
-					bonus += 0.25
-					break
-				}
-			}
-			for _, u := range g {
-				if hasUnit(title, u) {
-					inTitle++
-					break
-				}
-			}
-		}
-		prior := 0.6 * float64(notes-s.rank) / float64(max(notes, 1))
-		if s.named {
-			prior = 0.6
-		}
-		heading := lastHeading(s.heading)
-		if strings.EqualFold(heading, s.title) || strings.EqualFold(heading, noteName(s.path)) ||
-			len(s.headings) > 0 && !strings.Contains(s.heading, " > ") && strings.EqualFold(heading, s.headings[0]) {
-			heading = "" // the note's title heading
-		}
-		sents := noteSentences(reHighlight.ReplaceAllString(s.content, ""), heading)
-		if len(sents) == 0 && inTitle > 0 {
-			// A note with no prose (a page of links and metadata) whose
-			// title is the topic: say what it is.
-			sents = []sentence{{text: describeNote(s)}}
-		}
-		for _, sent := range sents {
-			if strings.EqualFold(sent.heading, s.title) || len(s.headings) > 0 && sent.heading == s.headings[0] {
-				sent.heading = ""
-			}
-			sent.base = scoreSentence(sent.text, groups)
-			if s.chunk == 0 && sent.pos < 2 && inTitle > 0 {
-				// The opening of a note named after the topic describes it.
-				sent.base = max(sent.base, 0.5*inTitle)
-			}
-			sent.score = sent.base
-			if sent.base > 0 {
-				sent.score += bonus + prior
-				if n := len(strings.Fields(sent.text)); n < 6 && !hasCJK(sent.text) {
-					sent.score *= 0.8 // a fragment says little on its own
-				}
-			}
-			cands = append(cands, pick{src: i, sent: sent})
-		}
-	}
-	return cands
-}
-
-// answer renders the final answer from the notes read: a lead sentence,
-// then the supporting points in the order of the notes, each with its
-// citation, then the sources. Only notes quoted are cited. When no
-// sentence holds a word of the goal, it says so and lists the nearest
-// notes.
-func (st *convState) answer() string {
-	if st.timeOnly() && st.timeRange != nil {
-		return st.timeAnswer()
-	}
-	srcs := st.sources()
-	if len(srcs) == 0 {
-		return st.noNotesAnswer()
-	}
-	cands := st.candidates(srcs)
-	if len(cands) == 0 {
-		names := st.noteCitations(srcs)
-		return st.unresolvedNote() + "I found " + joinAnd(names) + ", but could not extract readable text from them. Open them to check."
-	}
-	ranked := append([]pick(nil), cands...)
-	sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].sent.score > ranked[b].sent.score })
-	named := st.namedOnly()
-	if !named && !st.terms.empty() && !st.held(srcs, ranked[0]) {
-		return st.notHeldAnswer(srcs, cands)
-	}
-	var chosen []pick
-	seen := map[string]bool{}
-	perSrc := map[int]int{}
-	take := func(p pick, limit int) {
-		key := strings.ToLower(p.sent.text)
-		if seen[key] || len(chosen) >= limit || perSrc[p.src] >= maxPerSource {
-			return
-		}
-		seen[key] = true
-		perSrc[p.src]++
-		chosen = append(chosen, p)
-	}
-	lead := ranked[0]
-	take(lead, maxPoints)
-	for _, p := range ranked[1:] {
-		if p.sent.base > 0 && p.sent.score >= 0.5*lead.sent.score {
-			take(p, maxPoints)
-		}
-	}
-	// A named note is quoted even when its words differ from the
-	// question's; so is a note's opening when a goal is only a name.
-	for i, s := range srcs {
-		if !s.named || perSrc[i] > 0 && !named {
-			continue
-		}
-		for _, p := range cands {
-			if p.src == i && perSrc[i] < 2 {
-				take(p, maxPoints+2)
-			}
-		}
-	}
-	// One sentence says little: add the opening of the lead's note, which
-	// usually says what the note is about.
-	if len(chosen) < 2 {
-		for _, p := range cands {
-			if srcs[p.src].path == srcs[lead.src].path && p.sent.pos < 2 {
-				take(p, 2)
-			}
-		}
-	}
-	rest := append([]pick(nil), chosen[1:]...)
-	sort.SliceStable(rest, func(a, b int) bool {
-		if srcs[rest[a].src].rank != srcs[rest[b].src].rank {
-			return srcs[rest[a].src].rank < srcs[rest[b].src].rank
-		}
-		if rest[a].src != rest[b].src {
-			return rest[a].src < rest[b].src
-		}
-		return rest[a].sent.pos < rest[b].sent.pos
-	})
-	var b strings.Builder
-	var cited []string
-	citedSet := map[string]bool{}
-	note := func(p pick) string {
-		c := st.citeSection(srcs, p.src, p.sent.heading)
-		n := st.cite(srcs, p.src)
-		if !citedSet[n] {
-			citedSet[n] = true
-			cited = append(cited, n)
-		}
-		return c
-	}
-	fmt.Fprintf(&b, "%s %s\n", lead.sent.text, note(lead))
-	if len(rest) > 0 {
-		b.WriteString("\n")
-	}
-	for _, p := range rest {
-		fmt.Fprintf(&b, "- %s %s\n", p.sent.text, note(p))
-	}
-	b.WriteString("\nSources: " + strings.Join(cited, ", "))
-	return st.unresolvedNote() + b.String()
-}
-
-// held reports whether the notes read answer the goal: the best sentence
-// holds half of its terms, or holds one and a note read is named after
-// one of them.
-func (st *convState) held(srcs []source, best pick) bool {
-	groups := st.goalGroups()
-	if best.sent.base == 0 || len(groups) == 0 {
-		return best.sent.base > 0
-	}
-	if best.sent.base >= 0.5*float64(len(groups)) {
-		return true
-	}
-	for _, s := range srcs {
-		title := stemSet(s.title + " " + noteName(s.path))
-		for _, g := range groups {
-			for _, u := range g {
-				if hasUnit(title, u) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// notHeldAnswer says the notes read do not answer the goal and lists them
-// as the nearest notes, each with its opening sentence.
-func (st *convState) notHeldAnswer(srcs []source, cands []pick) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Your notes don't seem to answer this: none of the notes I read mention %s.", st.keywordText())
-	b.WriteString(" The nearest notes are:\n\n")
-	done := map[string]bool{}
-	for i, s := range srcs {
-		if done[s.path] {
-			continue
-		}
-		done[s.path] = true
-		line := "- " + st.cite(srcs, i)
-		for _, p := range cands {
-			if p.src == i {
-				line += ": " + p.sent.text
-				break
-			}
-		}
-		b.WriteString(line + "\n")
-	}
-	b.WriteString("\nYou could try other words, a tag (tag:#name) or a folder (path:folder/).")
-	return st.unresolvedNote() + b.String()
-}
-
-// noteCitations cites every note of srcs once.
-func (st *convState) noteCitations(srcs []source) []string {
-	var out []string
-	for i := range srcs {
-		if c := st.cite(srcs, i); !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
 
 var reMetaPair = regexp.MustCompile(`^(?:\*\*|__)?([\p{L}][\p{L}\p{N} /-]{0,30}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(.+)$`)
 
@@ -378,9 +145,13 @@ func (st *convState) citeSection(srcs []source, i int, heading string) string {
 	return strings.TrimSuffix(c, "]]") + "#" + heading + "]]"
 }
 
-// cite returns the [[wikilink]] of source i: the basename without .md, or
-// the path without .md when two sources share a basename.
+// cite returns the [[wikilink]] of source i: the link target readNote gave
+// (unique in the vault), else the basename without .md, or the path
+// without .md when two sources share a basename.
 func (st *convState) cite(srcs []source, i int) string {
+	if l := srcs[i].link; l != "" {
+		return "[[" + l + "]]"
+	}
 	name := noteName(srcs[i].path)
 	for j, s := range srcs {
 		if j != i && s.path != srcs[i].path && strings.EqualFold(noteName(s.path), name) {
@@ -509,56 +280,6 @@ func (st *convState) unresolvedNote() string {
 		b.WriteString("\n\n")
 	}
 	return b.String()
-}
-
-// neighbourChunk is the chunk next to the one holding the answer's lead
-// sentence, when the answer may run across the boundary: the lead is among
-// the last two sentences of its chunk and the note goes on (the next
-// chunk), or it opens a chunk that continues a section (the previous one).
-// It is read once per run: ok is false when any note was already read at
-// two chunks.
-func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
-	got := map[string]bool{}
-	perNote := map[string]int{}
-	for _, r := range st.reads {
-		got[r.path+"#"+strconv.Itoa(r.chunk)] = true
-		if perNote[r.path]++; perNote[r.path] > 1 {
-			return "", 0, false
-		}
-	}
-	srcs := st.sources()
-	if len(srcs) == 0 || st.terms.empty() {
-		return "", 0, false
-	}
-	cands := st.candidates(srcs)
-	lead := -1
-	for i, p := range cands {
-		if p.sent.base > 0 && (lead < 0 || p.sent.score > cands[lead].sent.score) {
-			lead = i
-		}
-	}
-	if lead < 0 {
-		return "", 0, false
-	}
-	best := cands[lead]
-	s := srcs[best.src]
-	if s.chunks <= 1 {
-		return "", 0, false
-	}
-	first, last := best.sent.pos, best.sent.pos
-	for _, p := range cands {
-		if p.src == best.src {
-			first, last = min(first, p.sent.pos), max(last, p.sent.pos)
-		}
-	}
-	switch {
-	case s.chunk+1 < s.chunks && best.sent.pos >= last-1 && !got[s.path+"#"+strconv.Itoa(s.chunk+1)]:
-		return s.path, s.chunk + 1, true
-	case s.chunk > 0 && best.sent.pos == first && !strings.HasPrefix(strings.TrimSpace(s.content), "#") &&
-		!got[s.path+"#"+strconv.Itoa(s.chunk-1)]:
-		return s.path, s.chunk - 1, true
-	}
-	return "", 0, false
 }
 
 var reMarked = regexp.MustCompile(`<mark>([^<]+)</mark>|<em>([^<]+)</em>|\*\*([^*]+)\*\*`)

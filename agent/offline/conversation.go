@@ -24,6 +24,7 @@ type searchRec struct {
 
 type readRec struct {
 	path       string
+	link       string // the note's own [[link]] target, when the result gives it
 	asked      string // the notePath asked for
 	title      string
 	heading    string
@@ -246,6 +247,7 @@ func (st *convState) noteResult(id, name, args, content string) {
 		}
 		var r struct {
 			Path       string            `json:"path"`
+			Link       string            `json:"link"`
 			Title      string            `json:"title"`
 			Heading    string            `json:"heading"`
 			Content    string            `json:"content"`
@@ -259,7 +261,7 @@ func (st *convState) noteResult(id, name, args, content string) {
 				rec.path = r.Path
 				st.readAsked[r.Path] = true
 			}
-			rec.title, rec.heading, rec.content = r.Title, r.Heading, r.Content
+			rec.link, rec.title, rec.heading, rec.content = r.Link, r.Title, r.Heading, r.Content
 			rec.chunk, rec.chunkCount, rec.mtime = r.ChunkIndex, r.ChunkCount, r.MTime
 			for _, h := range r.Headings {
 				var s string

@@ -38,14 +38,17 @@ import (
 //     a search with no results is retried once with looser terms (an OR of
 //     the most salient ones);
 //  4. with a plan: plan_progress {step_id:"search", next_step:"read"}, alone;
-//  5. readNote on the top 3 distinct notes found, in parallel, each at the
-//     chunk the search matched;
+//  5. readNote on the top 6 distinct notes found (maxReads), in parallel,
+//     each at the chunk the search matched;
 //  6. with a plan: plan_progress {step_id, plan_status:"completed"}, alone;
-//  7. the final answer: the 3-6 sentences of the notes read that best match
-//     the goal's (stemmed) keywords, as bullets ending with [[Note]]
-//     citations, then a "Sources:" line; or, when nothing matched, an
-//     answer that says so and suggests other terms. It is streamed in
-//     word-sized deltas.
+//  7. the final answer (see compose.go): the passage of the best note that
+//     answers, as the note has it (a paragraph, a list, numbered steps),
+//     with its [[Note#Heading]] citation; a point from another note only
+//     when it answers a part of the question the first does not; "See
+//     also" for the other notes that touch on it; then a "Sources:" line.
+//     When no note read holds the question, an answer that says so and
+//     lists the nearest notes. Only this turn streams, in word-sized
+//     deltas; a tool turn's sentence is a step, not answer text.
 //
 // That is at most 8 turns, within the default 10 iterations. Each tool turn
 // carries one short operational sentence as text ("Searching the vault for
@@ -149,6 +152,11 @@ func detectPhase(msgs []llm.Message) (kind, name string) {
 	return "", ""
 }
 
+// maxReads is how many of the notes found are read: the answer leads with
+// the first of them that holds the question, and names the others that
+// touch on it.
+const maxReads = 6
+
 // step is the policy's next move.
 type step struct {
 	text  string
@@ -210,7 +218,7 @@ func (st *convState) next() step {
 			if !st.readAsked[h.Path] {
 				toRead = append(toRead, h)
 			}
-			if len(toRead) == 4 {
+			if len(toRead) == maxReads {
 				break
 			}
 		}

@@ -192,17 +192,16 @@ func TestOfflineReactLoop(t *testing.T) {
 				if !strings.Contains(r.answer, "I feed the sourdough starter every morning") {
 					t.Errorf("answer misses the key sentence:\n%s", r.answer)
 				}
-				// A lead sentence, then cited points, then the sources.
+				// The paragraph that answers, with its citation, then the
+				// notes that only touch on it, then the sources.
 				lines := strings.Split(r.answer, "\n")
-				if !strings.HasPrefix(lines[0], "I feed the sourdough starter every morning") || !strings.HasSuffix(lines[0], "]]") ||
-					!strings.Contains(r.answer, "\nSources: ") {
+				if lines[0] != "My starter is called Bubbles. I feed the sourdough starter every morning with equal parts flour and water. "+
+					"It doubles in about six hours when the kitchen is warm. [[Baking/Sourdough Starter]]" ||
+					!strings.Contains(r.answer, "\nSources: [[Baking/Sourdough Starter]]") {
 					t.Errorf("answer shape:\n%s", r.answer)
 				}
-				if !strings.Contains(r.answer, "[[Baking/Sourdough Starter#Problems]]") {
-					t.Errorf("a point under a heading is not cited with it:\n%s", r.answer)
-				}
 				// Two notes share the basename: the citation carries the folder.
-				if !strings.Contains(r.answer, "[[Baking/Sourdough Starter]]") || !strings.Contains(r.answer, "[[Recipes/Sourdough Starter]]") {
+				if !strings.Contains(r.answer, "\nSee also [[Recipes/Sourdough Starter]].") {
 					t.Errorf("ambiguous basenames not disambiguated:\n%s", r.answer)
 				}
 				for _, line := range strings.Split(r.answer, "\n") {
@@ -285,7 +284,7 @@ func TestOfflineReactLoop(t *testing.T) {
 			tools:     basicTools,
 			wantCalls: []string{"localSearch", "readNote"},
 			check: func(t *testing.T, r loopResult) {
-				if !strings.Contains(r.answer, "今天我做了酸面包。 [[面包]]") {
+				if !strings.Contains(r.answer, "今天我做了酸面包。面包很好吃！你想试试吗？酸面包需要很长时间发酵。 [[面包]]") {
 					t.Errorf("answer:\n%s", r.answer)
 				}
 			},
@@ -320,7 +319,7 @@ func TestOfflineHandWrittenResults(t *testing.T) {
 		{Role: llm.RoleAssistant, Content: "Searching.", ToolCalls: []llm.ToolCall{{ID: "a", Name: "localSearch", Arguments: `{"query":"wifi password cabin"}`}}},
 		{Role: llm.RoleTool, ToolCallID: "a", Content: `{"results":[` +
 			`{"path":"Places/Cabin.md","title":"Cabin","score":3.2,"snippet":"The <mark>wifi</mark> password is pinecone42.","chunkIndex":1},` +
-			`{"path":"Gone.md","title":"Gone","score":1,"snippet":"The cabin wifi was replaced in 2024.","chunkIndex":0}],"total":2}` +
+			`{"path":"Gone.md","title":"Gone","score":3,"snippet":"The cabin wifi password was changed in 2024.","chunkIndex":0}],"total":2}` +
 			"\n\n<goal_plan_reminder>\nReminder\n</goal_plan_reminder>"},
 	}
 	req := llm.Request{Messages: msgs, Tools: toolDefs("localSearch", "readNote")}
@@ -345,8 +344,9 @@ func TestOfflineHandWrittenResults(t *testing.T) {
 	if len(resp.ToolCalls) != 0 {
 		t.Fatalf("expected the answer, got calls %+v", resp.ToolCalls)
 	}
-	for _, want := range []string{"The wifi password is pinecone42 and the network is CabinNet. [[Cabin]]",
-		"The cabin wifi was replaced in 2024. [[Gone]]", "Sources: [[Cabin]], [[Gone]]"} {
+	// The note that could not be read is judged by its snippet.
+	for _, want := range []string{"The router is behind the couch. The wifi password is pinecone42 and the network is CabinNet. Bring firewood. [[Cabin]]",
+		"See also [[Gone]].", "Sources: [[Cabin]]"} {
 		if !strings.Contains(resp.Content, want) {
 			t.Errorf("answer lacks %q:\n%s", want, resp.Content)
 		}

@@ -1,0 +1,540 @@
+package offline
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Answer composition. The answer is built from the best note, not from the
+// best sentences of many: it leads with the passage of the best note that
+// answers (a paragraph, a list or numbered steps as the note has them, cut
+// at a sentence), then gives at most a few points from other notes that
+// hold most of the question's distinctive words, and names the other
+// notes that only touch on it ("See also"). When the notes read hold too
+// little of the question, it says so and lists the nearest notes.
+
+// Bars a note must pass to be quoted beside the lead or named after it.
+// Weighted shares are of the question's terms, each weighted by its
+// rarity among the notes found (relevance).
+const (
+	// heldCover is the share of the question the lead note must hold for
+	// the notes to be said to answer it at all (or half of its terms).
+	heldCover = 0.5
+	// A supporting point comes from a note that holds supportCover of
+	// the question and adds supportAdds of what the notes quoted so far
+	// lack: it answers a part of the question the lead does not. A note
+	// that only repeats the lead is named under "See also".
+	supportCover = 0.75
+	supportAdds  = 0.25
+	// seeAlsoCover is the share of the question a note must hold, and
+	// seeAlsoScore its search score relative to the best hit's, to be
+	// named under "See also".
+	seeAlsoCover = 0.34
+	seeAlsoScore = 0.5
+	// maxSupport and maxSeeAlso bound the notes quoted or named.
+	maxSupport = 2
+	maxSeeAlso = 3
+	// maxNearest bounds the notes listed when none answers.
+	maxNearest = 3
+)
+
+// notePick is a note read, as a source of the answer.
+type notePick struct {
+	src    int     // its first source (chunk read)
+	srcs   []int   // all its sources, in chunk order
+	blocks []block // the blocks of its chunks, in order
+	named  bool
+	search float64 // its search score relative to the best hit's; 1 when the goal names it
+	// set is the match units of its name, folders, headings and the
+	// chunks read; title is the cover of its name and folders alone.
+	set   map[string]bool
+	title float64
+	// best is its block that holds the most of the question (with the
+	// list it introduces or the sentence introducing it), -1 when it has
+	// no prose; bestCover is that block's cover.
+	best      int
+	bestCover float64
+}
+
+// notesRead groups the sources by note, in the search's order (the notes
+// the goal names first), and finds each note's best block.
+//
+// The search's order decides which note answers: it weighs every field of
+// every note with the whole vault's word statistics. Re-ranking the first
+// notes by the share of the question their chunk holds (with the words
+// weighted by rarity among the notes found, or not) did not pick the
+// expected note more often on three vaults' question sets; it only
+// traded one question for another.
+func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
+	scores := map[string]float64{}
+	top := 0.0
+	for _, h := range st.hits() {
+		if _, ok := scores[h.Path]; !ok {
+			scores[h.Path] = h.Score
+			top = max(top, h.Score)
+		}
+	}
+	byPath := map[string]int{}
+	var picks []notePick
+	for i, s := range srcs {
+		if j, ok := byPath[s.path]; ok {
+			picks[j].srcs = append(picks[j].srcs, i)
+			continue
+		}
+		byPath[s.path] = len(picks)
+		picks = append(picks, notePick{src: i, srcs: []int{i}, named: s.named})
+	}
+	for k := range picks {
+		p := &picks[k]
+		sort.SliceStable(p.srcs, func(a, b int) bool { return srcs[p.srcs[a]].chunk < srcs[p.srcs[b]].chunk })
+		// Neighbouring chunks are read as one text, so a list the chunk
+		// boundary cut is one list again.
+		var text strings.Builder
+		heading := lastHeading(srcs[p.srcs[0]].heading)
+		for n, i := range p.srcs {
+			if n > 0 && srcs[i].chunk != srcs[p.srcs[n-1]].chunk+1 {
+				p.blocks = append(p.blocks, parseBlocks(text.String(), heading)...)
+				text.Reset()
+				heading = lastHeading(srcs[i].heading)
+			}
+			text.WriteString(reHighlight.ReplaceAllString(srcs[i].content, "") + "\n")
+		}
+		p.blocks = append(p.blocks, parseBlocks(text.String(), heading)...)
+		for i := range p.blocks {
+			p.blocks[i].pos = i
+		}
+		s := srcs[p.src]
+		names := titleSet(s)
+		p.set = mergeSets(stemSet(p.sectionText(srcs)), names)
+		p.title = rel.cover(names)
+		switch sc, ok := scores[s.path]; {
+		case s.named:
+			p.search = 1
+		case ok && top > 0:
+			p.search = sc / top
+		default:
+			p.search = 0.5 // a note read because the previous answer cited it
+		}
+		p.best, p.bestCover = -1, -1
+		bestScore := -1.0
+		for i := range p.blocks {
+			set := stemSet(unitText(p.blocks, i))
+			if sc := rel.score(set); sc > bestScore {
+				p.best, p.bestCover, bestScore = i, rel.cover(set), sc
+			}
+		}
+	}
+	sort.SliceStable(picks, func(a, b int) bool {
+		if picks[a].named != picks[b].named {
+			return picks[a].named
+		}
+		return picks[a].search > picks[b].search
+	})
+	return picks
+}
+
+// leadOf is the note the answer leads with: the first, in the search's
+// order, that holds the question (relevance.held) and has prose to quote
+// or is named after the question. ok is false when no note has anything
+// to quote; lead is -1 when none holds the question.
+func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool) {
+	for i, p := range picks {
+		if p.best < 0 && p.title <= 0 && !p.named {
+			continue // nothing to quote, and not named after the question
+		}
+		ok = true
+		if p.named || st.namedOnly() || st.terms.empty() || rel.held(p.set) {
+			return i, true
+		}
+	}
+	return -1, ok
+}
+
+// answer renders the final answer from the notes read.
+func (st *convState) answer() string {
+	if st.timeOnly() && st.timeRange != nil {
+		return st.timeAnswer()
+	}
+	srcs := st.sources()
+	if len(srcs) == 0 {
+		return st.noNotesAnswer()
+	}
+	rel := st.relevanceOf(srcs)
+	picks := st.notesRead(srcs, rel)
+	lead, ok := st.leadOf(picks, rel)
+	if !ok {
+		return st.unresolvedNote() + "I found " + joinAnd(st.noteCitations(srcs)) + ", but could not extract readable text from them. Open them to check."
+	}
+	if lead < 0 {
+		return st.notHeldAnswer(srcs, picks, rel)
+	}
+	best := picks[lead]
+	var b strings.Builder
+	cited := []string{}
+	cite := func(src int, heading string) string {
+		c := st.citeSection(srcs, src, st.sectionHeading(srcs[src], heading))
+		if n := st.cite(srcs, src); !contains(cited, n) {
+			cited = append(cited, n)
+		}
+		return c
+	}
+	b.WriteString(st.leadPassage(srcs, best, rel, cite))
+	var support []string
+	var seeAlso []int
+	covered := best.set
+	for i, p := range picks {
+		if i == lead {
+			continue
+		}
+		set := p.set
+		switch {
+		case p.named || st.namedOnly():
+			// A note the goal names is quoted whatever its words.
+			if line := st.supportLine(srcs, p, rel, cite, true); line != "" {
+				support = append(support, line)
+			}
+		case len(support) < maxSupport && p.search >= seeAlsoScore && rel.cover(set) >= supportCover && rel.adds(covered, set) >= supportAdds:
+			// It answers a part of the question the lead does not.
+			if line := st.supportLine(srcs, p, rel, cite, false); line != "" {
+				support = append(support, line)
+				covered = mergeSets(covered, set)
+				continue
+			}
+			seeAlso = append(seeAlso, p.src)
+		case p.search >= seeAlsoScore && rel.cover(set) >= seeAlsoCover:
+			seeAlso = append(seeAlso, p.src)
+		}
+	}
+	if len(support) > 0 {
+		b.WriteString("\n\n" + strings.Join(support, "\n"))
+	}
+	var names []string
+	for _, src := range seeAlso {
+		n := st.cite(srcs, src)
+		if !contains(cited, n) && !contains(names, n) && len(names) < maxSeeAlso {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 {
+		b.WriteString("\n\nSee also " + joinAnd(names) + ".")
+	}
+	b.WriteString("\n\nSources: " + strings.Join(cited, ", "))
+	return st.unresolvedNote() + b.String()
+}
+
+// unitText is the text a block is judged by: its heading, its words, and
+// those of the list it introduces or of the sentence that introduces it,
+// since the two are quoted together.
+func unitText(blocks []block, i int) string {
+	b := blocks[i]
+	text := b.heading + " " + b.text()
+	switch {
+	case b.introduces() && i+1 < len(blocks) && blocks[i+1].kind != paragraphBlock && blocks[i+1].heading == b.heading:
+		text += " " + blocks[i+1].text()
+	case b.kind != paragraphBlock && i > 0 && blocks[i-1].introduces() && blocks[i-1].heading == b.heading:
+		text += " " + blocks[i-1].text()
+	}
+	return text
+}
+
+// sectionText is the text of a note's chunks read, with their headings.
+func (p notePick) sectionText(srcs []source) string {
+	var b strings.Builder
+	for _, i := range p.srcs {
+		b.WriteString(srcs[i].heading + "\n" + srcs[i].content + "\n")
+	}
+	return b.String()
+}
+
+func mergeSets(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sectionHeading is the heading a citation of a block under heading
+// names: none for the note's own title heading.
+func (st *convState) sectionHeading(s source, heading string) string {
+	if strings.EqualFold(heading, s.title) || strings.EqualFold(heading, noteName(s.path)) ||
+		len(s.headings) > 0 && heading == s.headings[0] && !strings.Contains(s.heading, " > ") {
+		return ""
+	}
+	return heading
+}
+
+// leadPassage renders the passage of the best note that answers: its best
+// block as the note has it, with the sentence that introduces a list, or
+// the list a paragraph introduces, or the paragraphs after it under the
+// same heading that go on answering (within leadRunes); the note's
+// opening when no block holds a word of the question (the note was chosen
+// for its name); a sentence saying what the note is when it has no prose.
+func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite func(int, string) string) string {
+	if p.best < 0 {
+		return describeNote(srcs[p.src]) + " " + cite(p.src, "")
+	}
+	i := p.best
+	if p.bestCover <= 0 || st.namedOnly() {
+		i = 0
+	}
+	blk := p.blocks[i]
+	c := cite(p.src, blk.heading)
+	switch {
+	case blk.kind != paragraphBlock && i > 0 && p.blocks[i-1].introduces() && p.blocks[i-1].heading == blk.heading:
+		return renderTail(p.blocks[i-1]) + " " + c + "\n\n" + renderList(relevantItems(blk, rel))
+	case blk.introduces() && i+1 < len(p.blocks) && p.blocks[i+1].kind != paragraphBlock && p.blocks[i+1].heading == blk.heading:
+		return renderTail(blk) + " " + c + "\n\n" + renderList(relevantItems(p.blocks[i+1], rel))
+	case blk.kind != paragraphBlock:
+		return "From " + c + ":\n\n" + renderList(relevantItems(blk, rel))
+	}
+	text, cut := renderBlock(blk, firstSentence(blk, rel))
+	paras := []string{text}
+	n := len([]rune(text))
+	for j := i + 1; !cut && j < len(p.blocks); j++ {
+		next := p.blocks[j]
+		if next.kind != paragraphBlock || next.heading != blk.heading || rel.count(stemSet(next.text())) == 0 {
+			break
+		}
+		more, _ := renderBlock(next, 0)
+		if n+len([]rune(more)) > leadRunes {
+			break
+		}
+		paras = append(paras, more)
+		n += len([]rune(more))
+	}
+	return strings.Join(paras, "\n\n") + " " + c
+}
+
+// renderList renders a list or steps, saying so when it was cut.
+func renderList(b block) string {
+	text, cut := renderBlock(b, 0)
+	switch {
+	case b.omitted > 0:
+		text += fmt.Sprintf("\n\n(%s of this list in the note %s about other things.)", plural(b.omitted, "more item"), map[bool]string{true: "is", false: "are"}[b.omitted == 1])
+	case cut:
+		text += "\n\n(The list goes on in the note.)"
+	}
+	return text
+}
+
+// relevantItems keeps, of a bulleted list whose items are mostly about
+// other things (a digest, a changelog), the items that hold a word of the
+// question, each with its sub-items, in their order. A list most of whose
+// items hold the question answers as a whole, and steps are never cut
+// apart: they are kept whole.
+func relevantItems(b block, rel relevance) block {
+	if b.kind != listBlock {
+		return b
+	}
+	type group struct {
+		items []blockItem
+		hit   bool
+	}
+	var groups []group
+	for _, it := range b.items {
+		if it.depth == 0 || len(groups) == 0 {
+			groups = append(groups, group{})
+		}
+		g := &groups[len(groups)-1]
+		g.items = append(g.items, it)
+		if rel.count(stemSet(it.text)) > 0 {
+			g.hit = true
+		}
+	}
+	hits := 0
+	for _, g := range groups {
+		if g.hit {
+			hits++
+		}
+	}
+	if len(groups) <= 3 || hits == 0 || 2*hits >= len(groups) {
+		return b
+	}
+	out := b
+	out.items = nil
+	for _, g := range groups {
+		if g.hit {
+			out.items = append(out.items, g.items...)
+		}
+	}
+	out.omitted = len(groups) - hits
+	return out
+}
+
+// renderTail renders the end of a paragraph that introduces a list: its
+// last sentences, within a third of leadRunes, ending with the one that
+// opens the list.
+func renderTail(b block) string {
+	first := len(b.items) - 1
+	n := len([]rune(b.items[first].text))
+	for first > 0 && n+len([]rune(b.items[first-1].text)) <= leadRunes/3 {
+		first--
+		n += len([]rune(b.items[first].text)) + 1
+	}
+	text, _ := renderBlock(b, first)
+	return text
+}
+
+// firstSentence is where a paragraph's passage starts: its beginning,
+// unless the sentence that best holds the question lies past what a
+// passage shows, then that sentence.
+func firstSentence(b block, rel relevance) int {
+	n, best := 0, bestItem(b, rel)
+	for i := 0; i < best; i++ {
+		n += len([]rune(b.items[i].text)) + 1
+	}
+	if n+len([]rune(b.items[best].text)) > leadRunes {
+		return best
+	}
+	return 0
+}
+
+// supportLine is one point from another note: the sentence or list item
+// of its best block that holds the most of the question, as a bullet with
+// its citation; "" when none holds any (unless any is set: a note the
+// goal names is quoted from its best block whatever its words).
+func (st *convState) supportLine(srcs []source, p notePick, rel relevance, cite func(int, string) string, any bool) string {
+	if p.best < 0 {
+		if !any {
+			return ""
+		}
+		return "- " + describeNote(srcs[p.src]) + " " + cite(p.src, "")
+	}
+	blk := p.blocks[p.best]
+	best := bestItem(blk, rel)
+	if !any && rel.score(stemSet(blk.items[best].text)) <= 0 {
+		return ""
+	}
+	return "- " + blk.items[best].text + " " + cite(p.src, blk.heading)
+}
+
+// notHeldAnswer says the notes read do not answer the goal and lists the
+// nearest notes, those holding the most of the question first, each with
+// its best sentence.
+func (st *convState) notHeldAnswer(srcs []source, picks []notePick, rel relevance) string {
+	var b strings.Builder
+	if missing := st.missingTerms(picks); len(missing) > 0 {
+		fmt.Fprintf(&b, "Your notes don't seem to answer this: none of the notes I read mention %s.", joinOr(missing))
+	} else {
+		fmt.Fprintf(&b, "Your notes don't seem to answer this: the notes I read touch on %s, but none of them holds enough of it.", st.keywordText())
+	}
+	b.WriteString(" The nearest notes are:\n\n")
+	order := append([]notePick(nil), picks...)
+	sort.SliceStable(order, func(i, j int) bool { return rel.cover(order[i].set) > rel.cover(order[j].set) })
+	for _, p := range order[:min(len(order), maxNearest)] {
+		line := "- " + st.cite(srcs, p.src)
+		if len(p.blocks) > 0 {
+			blk := p.blocks[max(p.best, 0)]
+			line += ": " + blk.items[bestItem(blk, rel)].text
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\nYou could try other words, a tag (tag:#name) or a folder (path:folder/).")
+	return st.unresolvedNote() + b.String()
+}
+
+// missingTerms are the goal's terms that no note read holds, as typed.
+func (st *convState) missingTerms(picks []notePick) []string {
+	var out []string
+	groups := st.goalGroups() // with the spellings the search found for a misspelt word
+	for _, t := range st.terms.all() {
+		g := termStems(queryTerms{keywords: []string{t}})
+		if len(g) == 0 {
+			continue
+		}
+		for _, gg := range groups {
+			if len(gg) == len(g[0]) && (gg[0] == g[0][0] || strings.HasPrefix(gg[0], g[0][0]+"|")) {
+				g[0] = gg
+			}
+		}
+		found := false
+		for _, p := range picks {
+			if groupShare(p.set, g[0]) > 0 {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// bestItem is the sentence or list item of a block that holds the most of
+// the question, the first on a tie.
+func bestItem(b block, rel relevance) int {
+	best, bestScore := 0, -1.0
+	for i, it := range b.items {
+		if sc := rel.score(stemSet(it.text)); sc > bestScore {
+			best, bestScore = i, sc
+		}
+	}
+	return best
+}
+
+// noteCitations cites every note of srcs once.
+func (st *convState) noteCitations(srcs []source) []string {
+	var out []string
+	for i := range srcs {
+		if c := st.cite(srcs, i); !contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// neighbourChunk is the chunk next to the one holding the answer's lead
+// block, when the answer may run across the boundary: the lead is among
+// the last two blocks of its chunk and the note goes on (the next chunk),
+// or it opens a chunk that continues a section (the previous one). It is
+// read once per run: ok is false when any note was already read at two
+// chunks.
+func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
+	got := map[string]bool{}
+	perNote := map[string]int{}
+	for _, r := range st.reads {
+		got[r.path+"#"+strconv.Itoa(r.chunk)] = true
+		if perNote[r.path]++; perNote[r.path] > 1 {
+			return "", 0, false
+		}
+	}
+	srcs := st.sources()
+	if len(srcs) == 0 || st.terms.empty() {
+		return "", 0, false
+	}
+	rel := st.relevanceOf(srcs)
+	picks := st.notesRead(srcs, rel)
+	lead, _ := st.leadOf(picks, rel)
+	if lead < 0 {
+		return "", 0, false
+	}
+	best := picks[lead]
+	s := srcs[best.src]
+	if best.best < 0 || best.bestCover <= 0 || s.chunks <= 1 {
+		return "", 0, false
+	}
+	switch {
+	case s.chunk+1 < s.chunks && best.best >= len(best.blocks)-2 && !got[s.path+"#"+strconv.Itoa(s.chunk+1)]:
+		return s.path, s.chunk + 1, true
+	case s.chunk > 0 && best.best == 0 && !strings.HasPrefix(strings.TrimSpace(s.content), "#") &&
+		!got[s.path+"#"+strconv.Itoa(s.chunk-1)]:
+		return s.path, s.chunk - 1, true
+	}
+	return "", 0, false
+}
