@@ -1,0 +1,104 @@
+package offline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// vaultAgent is the offline agent over an in-memory index of a vault made
+// of notes (path -> content).
+func vaultAgent(t *testing.T, notes map[string]string) *agent.Agent {
+	t.Helper()
+	root := t.TempDir()
+	for p, c := range notes {
+		abs := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := vault.Open(root, vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := search.Open(context.Background(), search.Options{Vault: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Deps{Model: New(), Index: ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// citedLines are the lines of an answer that quote a note with a
+// citation (not See also or Sources).
+func citedLines(answer string) []string {
+	var out []string
+	for _, l := range strings.Split(answer, "\n") {
+		if strings.Contains(l, "[[") && !strings.HasPrefix(l, "Sources:") && !strings.HasPrefix(l, "See also") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestAnswerIsOneNoteNotACollage: the answer quotes the note that answers;
+// a note that only shares a word with the question is not quoted.
+func TestAnswerIsOneNoteNotACollage(t *testing.T) {
+	a := vaultAgent(t, map[string]string{
+		"work/Remote Work Policy.md": "# Remote Work Policy\n\nEveryone may work remotely up to three days a week. " +
+			"Tell your team lead which days you work from home, and keep Tuesdays in the office for the team meeting.\n\n" +
+			"## Equipment\n\nThe company pays for a monitor and a chair for your home office, up to 400 euros.\n",
+		"ml/Proximal Policy Optimization.md": "# Proximal Policy Optimization\n\nPPO is a policy gradient method for reinforcement learning. " +
+			"It clips the policy update so that the new policy stays close to the old one, which makes training work reliably.\n",
+		"ml/Reinforcement Learning.md": "# Reinforcement Learning\n\nAn agent learns a policy by trial and error from rewards.\n",
+		"journal/2026-03-02.md":        "Worked on the garden project. The tomatoes need stakes.\n",
+	})
+	res, _ := ask(t, a, "what is our policy on remote work?")
+	lines := citedLines(res.Answer)
+	if len(lines) == 0 || !strings.HasPrefix(res.Answer, "Everyone may work remotely up to three days a week.") {
+		t.Fatalf("answer does not lead with the policy:\n%s", res.Answer)
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, "[[Remote Work Policy") {
+			t.Errorf("a line quotes another note: %q\n%s", l, res.Answer)
+		}
+	}
+}
+
+// TestAnswerKeepsStepsAndLists: numbered steps stay numbered in their
+// order, and a list stays a list.
+func TestAnswerKeepsStepsAndLists(t *testing.T) {
+	a := fixtureAgent(t)
+	res, _ := ask(t, a, "how do I make a sourdough starter day by day?")
+	want := []string{"From [[Sourdough Starter#Day by day]]:\n\n1. Day 1: mix 50 g whole rye flour", "\n2. Day 2:", "\n3. Day 3:", "\n4. Days 4 to 7:", "\n5. The starter is ready"}
+	at := -1
+	for _, w := range want {
+		i := strings.Index(res.Answer, w)
+		if i <= at {
+			t.Fatalf("steps missing or out of order at %q:\n%s", w, res.Answer)
+		}
+		at = i
+	}
+	res, _ = ask(t, a, "what do I need to make a sourdough starter?")
+	if !strings.HasPrefix(res.Answer, "From [[Sourdough Starter#What you need]]:\n\n- Whole rye flour for the first days") ||
+		!strings.Contains(res.Answer, "\n- A glass jar with a loose lid, a rubber band, and a kitchen scale.") {
+		t.Errorf("list:\n%s", res.Answer)
+	}
+}
