@@ -11,16 +11,19 @@ import (
 // path that no other note's path ends with, else the whole path without
 // ".md". A name in a citation must open the note cited, not ask which one.
 func LinkTarget(p string, paths []string) string {
-	base := strings.ToLower(stripMD(path.Base(p)))
+	base := stripMD(path.Base(p))
 	var same []string // the other notes with this basename, lower-cased, without .md
 	for _, q := range paths {
-		if q != p && strings.ToLower(stripMD(path.Base(q))) == base {
+		// Compared without allocating: this runs over every note of the
+		// vault for each note read.
+		qb := stripMD(q[strings.LastIndexByte(q, '/')+1:])
+		if len(qb) == len(base) && q != p && strings.EqualFold(qb, base) {
 			same = append(same, strings.ToLower(stripMD(q)))
 		}
 	}
 	full := stripMD(p)
 	if len(same) == 0 {
-		return stripMD(path.Base(p))
+		return base
 	}
 	segs := strings.Split(full, "/")
 	for n := 2; n < len(segs); n++ {

@@ -1,6 +1,9 @@
 package vault
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestLinkTarget(t *testing.T) {
 	paths := []string{
@@ -33,5 +36,17 @@ func TestLinkTarget(t *testing.T) {
 				t.Errorf("LookupIn(%q) = %q, %v; want %q", got, p, err, tt.p)
 			}
 		})
+	}
+}
+
+func BenchmarkLinkTarget(b *testing.B) {
+	paths := make([]string, 100_000)
+	for i := range paths {
+		paths[i] = "folder " + strconv.Itoa(i%50) + "/note " + strconv.Itoa(i) + ".md"
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		LinkTarget(paths[i%len(paths)], paths)
 	}
 }

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,6 +136,27 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 	return picks
 }
 
+// weighed is the sources, the weights of the goal's terms and the notes
+// read, computed once per call: the step and the answer both need them.
+func (st *convState) weighed() ([]source, relevance, []notePick) {
+	if st.weighing == nil {
+		w := &weighing{srcs: st.sources()}
+		if len(w.srcs) > 0 {
+			w.rel = st.relevanceOf(w.srcs)
+			w.picks = st.notesRead(w.srcs, w.rel)
+		}
+		st.weighing = w
+	}
+	return st.weighing.srcs, st.weighing.rel, st.weighing.picks
+}
+
+// weighing is what weighed computes.
+type weighing struct {
+	srcs  []source
+	rel   relevance
+	picks []notePick
+}
+
 // leadOf is the note the answer leads with: the first, in the search's
 // order, that holds the question (relevance.held) and has prose to quote
 // or is named after the question. ok is false when no note has anything
@@ -157,12 +179,10 @@ func (st *convState) answer() string {
 	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()
 	}
-	srcs := st.sources()
+	srcs, rel, picks := st.weighed()
 	if len(srcs) == 0 {
 		return st.noNotesAnswer()
 	}
-	rel := st.relevanceOf(srcs)
-	picks := st.notesRead(srcs, rel)
 	lead, ok := st.leadOf(picks, rel)
 	if !ok {
 		return st.unresolvedNote() + "I found " + joinAnd(st.noteCitations(srcs)) + ", but could not extract readable text from them. Open them to check."
@@ -175,45 +195,20 @@ func (st *convState) answer() string {
 	cited := []string{}
 	cite := func(src int, heading string) string {
 		c := st.citeSection(srcs, src, st.sectionHeading(srcs[src], heading))
-		if n := st.cite(srcs, src); !contains(cited, n) {
+		if n := st.cite(srcs, src); !slices.Contains(cited, n) {
 			cited = append(cited, n)
 		}
 		return c
 	}
 	b.WriteString(st.leadPassage(srcs, best, rel, cite))
-	var support []string
-	var seeAlso []int
-	covered := best.set
-	for i, p := range picks {
-		if i == lead {
-			continue
-		}
-		set := p.set
-		switch {
-		case p.named || st.namedOnly():
-			// A note the goal names is quoted whatever its words.
-			if line := st.supportLine(srcs, p, rel, cite, true); line != "" {
-				support = append(support, line)
-			}
-		case len(support) < maxSupport && p.search >= seeAlsoScore && rel.cover(set) >= supportCover && rel.adds(covered, set) >= supportAdds:
-			// It answers a part of the question the lead does not.
-			if line := st.supportLine(srcs, p, rel, cite, false); line != "" {
-				support = append(support, line)
-				covered = mergeSets(covered, set)
-				continue
-			}
-			seeAlso = append(seeAlso, p.src)
-		case p.search >= seeAlsoScore && rel.cover(set) >= seeAlsoCover:
-			seeAlso = append(seeAlso, p.src)
-		}
-	}
+	support, seeAlso := st.othersOf(srcs, picks, lead, rel, cite)
 	if len(support) > 0 {
 		b.WriteString("\n\n" + strings.Join(support, "\n"))
 	}
 	var names []string
 	for _, src := range seeAlso {
 		n := st.cite(srcs, src)
-		if !contains(cited, n) && !contains(names, n) && len(names) < maxSeeAlso {
+		if !slices.Contains(cited, n) && !slices.Contains(names, n) && len(names) < maxSeeAlso {
 			names = append(names, n)
 		}
 	}
@@ -222,6 +217,38 @@ func (st *convState) answer() string {
 	}
 	b.WriteString("\n\nSources: " + strings.Join(cited, ", "))
 	return st.unresolvedNote() + b.String()
+}
+
+// othersOf weighs the notes read other than the lead: a note the goal
+// names is quoted whatever its words; another is quoted as a supporting
+// point when it holds supportCover of the question and adds supportAdds
+// of what the notes quoted so far lack, else named under See also when it
+// holds seeAlsoCover of the question; each with a search score of at
+// least seeAlsoScore of the best hit's.
+func (st *convState) othersOf(srcs []source, picks []notePick, lead int, rel relevance, cite func(int, string) string) (support []string, seeAlso []int) {
+	covered := picks[lead].set
+	for i, p := range picks {
+		if i == lead {
+			continue
+		}
+		switch {
+		case p.named || st.namedOnly():
+			if line := st.supportLine(srcs, p, rel, cite, true); line != "" {
+				support = append(support, line)
+			}
+		case p.search < seeAlsoScore:
+		case len(support) < maxSupport && rel.cover(p.set) >= supportCover && rel.adds(covered, p.set) >= supportAdds:
+			if line := st.supportLine(srcs, p, rel, cite, false); line != "" {
+				support = append(support, line)
+				covered = mergeSets(covered, p.set)
+			} else {
+				seeAlso = append(seeAlso, p.src)
+			}
+		case rel.cover(p.set) >= seeAlsoCover:
+			seeAlso = append(seeAlso, p.src)
+		}
+	}
+	return support, seeAlso
 }
 
 // unitText is the text a block is judged by: its heading, its words, and
@@ -257,15 +284,6 @@ func mergeSets(a, b map[string]bool) map[string]bool {
 		out[k] = true
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sectionHeading is the heading a citation of a block under heading
@@ -492,7 +510,7 @@ func bestItem(b block, rel relevance) int {
 func (st *convState) noteCitations(srcs []source) []string {
 	var out []string
 	for i := range srcs {
-		if c := st.cite(srcs, i); !contains(out, c) {
+		if c := st.cite(srcs, i); !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
@@ -514,12 +532,10 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 			return "", 0, false
 		}
 	}
-	srcs := st.sources()
+	srcs, rel, picks := st.weighed()
 	if len(srcs) == 0 || st.terms.empty() {
 		return "", 0, false
 	}
-	rel := st.relevanceOf(srcs)
-	picks := st.notesRead(srcs, rel)
 	lead, _ := st.leadOf(picks, rel)
 	if lead < 0 {
 		return "", 0, false

@@ -66,6 +66,8 @@ type convState struct {
 	reads        []readRec
 	lastResults  []string // tool names of the last batch, for observations
 	lastFailures int
+
+	weighing *weighing // the notes read, weighed once (weighed)
 }
 
 var (

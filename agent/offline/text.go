@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -249,6 +250,9 @@ func tokenize(s string) []string {
 }
 
 func isCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo, the first CJK block: the common case
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
@@ -280,7 +284,28 @@ func stems(w string) []string {
 }
 
 // stemOf is the match unit of a word that is not CJK.
-func stemOf(w string) string { return porterstemmer.StemString(w) }
+func stemOf(w string) string {
+	stemCache.Lock()
+	defer stemCache.Unlock()
+	if s, ok := stemCache.m[w]; ok {
+		return s
+	}
+	if len(stemCache.m) >= maxStemCache {
+		clear(stemCache.m) // bounded: a long-running server sees many words
+	}
+	s := porterstemmer.StemString(w)
+	stemCache.m[w] = s
+	return s
+}
+
+// maxStemCache bounds the words whose stems are remembered: an answer
+// stems the same words of the notes read several times.
+const maxStemCache = 50_000
+
+var stemCache = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
 
 // stemSet returns the set of match units of text.
 func stemSet(text string) map[string]bool {
@@ -334,8 +359,6 @@ type sentence struct {
 	text    string
 	pos     int // order within the note
 	heading string
-	score   float64
-	base    float64 // the share of the goal's terms it holds, before bonuses
 }
 
 var (
@@ -560,23 +583,6 @@ func cleanSentence(s string) string {
 		return ""
 	}
 	return truncate.Runes(s, 320)
-}
-
-// scoreSentence counts the goal's terms found in the sentence; a phrase or a
-// CJK word counts by the share of its units found.
-func scoreSentence(s string, groups [][]string) float64 {
-	set := stemSet(s)
-	score := 0.0
-	for _, g := range groups {
-		hit := 0
-		for _, u := range g {
-			if hasUnit(set, u) {
-				hit++
-			}
-		}
-		score += float64(hit) / float64(len(g))
-	}
-	return score
 }
 
 var reQueryOps = regexp.MustCompile(`(?:^|\s)-+|\b(?:OR|AND|NOT)\b|[()]`)
