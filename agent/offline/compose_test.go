@@ -1,50 +1,11 @@
 package offline
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
+	"github.com/vault-agent/vault-agent/internal/fixture"
 )
-
-// vaultAgent is the offline agent over an in-memory index of a vault made
-// of notes (path -> content).
-func vaultAgent(t *testing.T, notes map[string]string) *agent.Agent {
-	t.Helper()
-	root := t.TempDir()
-	for p, c := range notes {
-		abs := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(abs, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	v, err := vault.Open(root, vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := search.Open(context.Background(), search.Options{Vault: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	if _, err := ix.Sync(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(agent.Deps{Model: New(), Index: ix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
 
 // citedLines are the lines of an answer that quote a note with a
 // citation (not See also or Sources).
@@ -61,7 +22,7 @@ func citedLines(answer string) []string {
 // TestAnswerIsOneNoteNotACollage: the answer quotes the note that answers;
 // a note that only shares a word with the question is not quoted.
 func TestAnswerIsOneNoteNotACollage(t *testing.T) {
-	a := vaultAgent(t, map[string]string{
+	a := offlineAgent(t, fixture.Write(t, map[string]string{
 		"work/Remote Work Policy.md": "# Remote Work Policy\n\nEveryone may work remotely up to three days a week. " +
 			"Tell your team lead which days you work from home, and keep Tuesdays in the office for the team meeting.\n\n" +
 			"## Equipment\n\nThe company pays for a monitor and a chair for your home office, up to 400 euros.\n",
@@ -69,7 +30,7 @@ func TestAnswerIsOneNoteNotACollage(t *testing.T) {
 			"It clips the policy update so that the new policy stays close to the old one, which makes training work reliably.\n",
 		"ml/Reinforcement Learning.md": "# Reinforcement Learning\n\nAn agent learns a policy by trial and error from rewards.\n",
 		"journal/2026-03-02.md":        "Worked on the garden project. The tomatoes need stakes.\n",
-	})
+	}), nil)
 	res, _ := ask(t, a, "what is our policy on remote work?")
 	lines := citedLines(res.Answer)
 	if len(lines) == 0 || !strings.HasPrefix(res.Answer, "Everyone may work remotely up to three days a week.") {

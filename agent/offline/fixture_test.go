@@ -17,7 +17,15 @@ import (
 // fixture vault, its clock pinned to Wednesday 2026-03-18 15:00.
 func fixtureAgent(t *testing.T) *agent.Agent {
 	t.Helper()
-	v, err := vault.Open(fixture.Vault(), vault.Options{})
+	now := time.Date(2026, 3, 18, 15, 0, 0, 0, time.Local)
+	return offlineAgent(t, fixture.Vault(), func() time.Time { return now })
+}
+
+// offlineAgent is the offline agent over a real in-memory index of the
+// vault at root; now, when set, is its clock.
+func offlineAgent(t *testing.T, root string, now func() time.Time) *agent.Agent {
+	t.Helper()
+	v, err := vault.Open(root, vault.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,8 +37,7 @@ func fixtureAgent(t *testing.T) *agent.Agent {
 	if _, err := ix.Sync(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 3, 18, 15, 0, 0, 0, time.Local)
-	a, err := agent.New(agent.Deps{Model: New(), Index: ix, Now: func() time.Time { return now }})
+	a, err := agent.New(agent.Deps{Model: New(), Index: ix, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,26 +67,12 @@ const maxItemRunes = 400
 // boilerplate) are left out; a quote or callout is read as the text it
 // holds. heading is the chunk's heading until its first heading line.
 func parseBlocks(content, heading string) []block {
-	content = strings.ReplaceAll(content, "\r\n", "\n")
-	content = reHTMLComment.ReplaceAllString(content, "\n")
-	content = reObsComment.ReplaceAllString(content, "\n")
-	lines := strings.Split(content, "\n")
-	start := 0
-	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
-		for i := 1; i < len(lines); i++ {
-			if t := strings.TrimSpace(lines[i]); t == "---" || t == "..." {
-				start = i + 1
-				break
-			}
-		}
-	}
 	var (
 		out    []block
 		para   []string
 		list   *block
 		indent []int // the indentation of each open list level
 		blank  bool  // a blank line since the last list item
-		inCode bool
 	)
 	flushPara := func() {
 		if len(para) == 0 {
@@ -110,21 +96,8 @@ func parseBlocks(content, heading string) []block {
 		list, indent, blank = nil, nil, false
 	}
 	flush := func() { flushPara(); flushList() }
-	for _, line := range lines[start:] {
+	proseLines(content, &heading, func(line string) {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inCode = !inCode
-			flush()
-			continue
-		}
-		if inCode {
-			continue
-		}
-		if m := reHeadingLine.FindStringSubmatch(t); m != nil {
-			flush()
-			heading = cleanHeading(m[2])
-			continue
-		}
 		if strings.HasPrefix(t, ">") {
 			// A quote or callout: its text, without the markers; a
 			// callout's title is a line of its own.
@@ -135,19 +108,19 @@ func parseBlocks(content, heading string) []block {
 					para = append(para, title)
 					flushPara()
 				}
-				continue
+				return
 			}
 			line = t
 		}
 		if t == "" {
 			flushPara()
 			blank = list != nil
-			continue
+			return
 		}
 		if strings.HasPrefix(t, "|") || strings.HasPrefix(t, "![") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "%%") ||
 			strings.HasPrefix(t, "***") || strings.HasPrefix(t, "___") {
 			flush()
-			continue
+			return
 		}
 		if m := reListLine.FindStringSubmatch(line); m != nil {
 			flushPara()
@@ -166,28 +139,26 @@ func parseBlocks(content, heading string) []block {
 			}
 			indent = append(indent[:depth], width)
 			blank = false
-			text := strings.TrimSpace(m[3])
-			if text == "" || boilerplateLine(text) {
-				continue
+			if text := strings.TrimSpace(m[3]); text != "" && !boilerplateLine(text) {
+				if s := cleanInline(text); s != "" {
+					list.items = append(list.items, blockItem{text: s, depth: depth})
+				}
 			}
-			if s := cleanInline(text); s != "" {
-				list.items = append(list.items, blockItem{text: s, depth: depth})
-			}
-			continue
+			return
 		}
 		if list != nil && len(list.items) > 0 && (!blank || indentWidth(line) > 0) && !boilerplateLine(t) {
 			// The item goes on: a lazy or indented continuation line.
 			last := &list.items[len(list.items)-1]
 			last.text = truncate.Runes(last.text+" "+cleanInline(t), maxItemRunes)
-			continue
+			return
 		}
 		flushList()
 		if boilerplateLine(t) {
 			flushPara()
-			continue
+			return
 		}
 		para = append(para, t)
-	}
+	}, flush)
 	flush()
 	for i := range out {
 		out[i].pos = i
@@ -202,27 +173,7 @@ func parseBlocks(content, heading string) []block {
 // few words ("Plugin ID: x", "Mobile compatible: Yes"). Unlike the
 // sentences of a snippet, a short line of a passage is kept ("Restart.",
 // a list's "Key points:"): it is part of what the note says.
-func boilerplateLine(t string) bool {
-	t = strings.TrimSpace(t)
-	if t == "" || reHTMLStart.MatchString(t) || strings.HasPrefix(t, "[![") || strings.HasPrefix(t, "![") || reTagOnly.MatchString(t) {
-		return true
-	}
-	rest := reWikiAlias.ReplaceAllString(t, " ")
-	rest = reWiki.ReplaceAllString(rest, " ")
-	rest = reMdLink.ReplaceAllString(rest, " ")
-	rest = reURL.ReplaceAllString(rest, " ")
-	rest = reCodeSpan.ReplaceAllString(rest, " ")
-	rest = reHTMLTag.ReplaceAllString(rest, " ")
-	if strings.IndexFunc(rest, unicode.IsLetter) < 0 {
-		return true
-	}
-	if m := reMetaLine.FindStringSubmatch(t); m != nil && strings.TrimSpace(m[1]) != "" {
-		val := reMdLink.ReplaceAllString(reWiki.ReplaceAllString(m[1], " "), " ")
-		val = reCodeSpan.ReplaceAllString(reURL.ReplaceAllString(val, " "), " ")
-		return len(strings.Fields(val)) <= 2
-	}
-	return false
-}
+func boilerplateLine(t string) bool { return notProse(t, 1, true) }
 
 // indentWidth is the width of leading blanks, a tab counting four.
 func indentWidth(s string) int {
@@ -240,16 +191,10 @@ func indentWidth(s string) int {
 	return w
 }
 
-// cleanInline reduces markdown to the text a reader sees: links to their
-// text, emphasis, block ids and HTML tags gone, blanks collapsed; "" when
-// no letter is left.
+// cleanInline is plainText, "" when no letter is left, cut at
+// maxItemRunes.
 func cleanInline(s string) string {
-	s = linksToText(s)
-	s = reEmphasis.ReplaceAllString(s, "")
-	s = reEmphasis1.ReplaceAllString(s, "$1$2$3")
-	s = reBlockID.ReplaceAllString(s, "$1")
-	s = reHTMLTag.ReplaceAllString(s, "")
-	s = strings.Join(strings.Fields(s), " ")
+	s = plainText(s)
 	if strings.IndexFunc(s, unicode.IsLetter) < 0 {
 		return ""
 	}

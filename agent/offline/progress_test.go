@@ -2,59 +2,21 @@ package offline
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
+	"github.com/vault-agent/vault-agent/internal/fixture"
 )
-
-// longPathAgent is the offline agent over a vault whose notes sit deep in
-// long folders (a module cache checked into a vault), so the sentence
-// naming the notes it reads is longer than the agent holds back.
-func longPathAgent(t *testing.T) *agent.Agent {
-	t.Helper()
-	root := t.TempDir()
-	// Notes that share a name are named by their paths.
-	for _, module := range []string{"a-rather-long-module-name@v1.22.333", "another-long-module-name@v0.9.1", "yet-another-module@v3.0.0-beta.2", "the-last-module@v2.4.5"} {
-		dir := filepath.Join(root, "go", "pkg", "mod", "github.com", "example-organisation", module, "docs")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		body := "# Retry budget\n\nThe retry budget caps how many retries a client may send in a window of time. " +
-			"It keeps a struggling server from being flooded.\n"
-		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	v, err := vault.Open(root, vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := search.Open(context.Background(), search.Options{Vault: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	if _, err := ix.Sync(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(agent.Deps{Model: New(), Index: ix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
 
 // TestProgressTextIsNotStreamedAsAnswer: the sentence of a turn that calls
 // tools ("Reading the most relevant notes: ...") is a step, never answer
 // text, however long the note paths make it. Only the final turn streams.
 func TestProgressTextIsNotStreamedAsAnswer(t *testing.T) {
-	a := longPathAgent(t)
+	// Notes deep in long folders that share one name are named by their
+	// paths: the sentence of the reading step is longer than the agent
+	// holds back.
+	a := offlineAgent(t, fixture.ConversationVault(t), nil)
 	for _, mode := range []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged} {
 		t.Run(mode, func(t *testing.T) {
 			rec := &events{}

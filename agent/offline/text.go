@@ -391,16 +391,15 @@ var (
 	reHeadingLine = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*$`)
 )
 
-// noteSentences splits content as splitSentences does, giving each sentence
-// its position and the heading it sits under (heading until the content's
-// first heading line).
-func noteSentences(content, heading string) []sentence {
-	var out []sentence
+// proseLines calls line for each line of markdown content a reader
+// reads: frontmatter, HTML and Obsidian comments and fenced code are left
+// out. A heading line or a code fence is a boundary: flush is called, then
+// for a heading *heading is set to it.
+func proseLines(content string, heading *string, line func(text string), flush func()) {
 	content = strings.ReplaceAll(content, "\r\n", "\n")
 	content = reHTMLComment.ReplaceAllString(content, "\n")
 	content = reObsComment.ReplaceAllString(content, "\n")
 	lines := strings.Split(content, "\n")
-	inCode := false
 	start := 0
 	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
 		for i := 1; i < len(lines); i++ {
@@ -410,6 +409,31 @@ func noteSentences(content, heading string) []sentence {
 			}
 		}
 	}
+	inCode := false
+	for _, l := range lines[start:] {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inCode = !inCode
+			flush()
+			continue
+		}
+		if inCode {
+			continue
+		}
+		if m := reHeadingLine.FindStringSubmatch(t); m != nil {
+			flush()
+			*heading = cleanHeading(m[2])
+			continue
+		}
+		line(l)
+	}
+}
+
+// noteSentences splits content as splitSentences does, giving each sentence
+// its position and the heading it sits under (heading until the content's
+// first heading line).
+func noteSentences(content, heading string) []sentence {
+	var out []sentence
 	var para strings.Builder
 	flush := func() {
 		text := strings.TrimSpace(para.String())
@@ -423,39 +447,26 @@ func noteSentences(content, heading string) []sentence {
 			}
 		}
 	}
-	for _, line := range lines[start:] {
+	proseLines(content, &heading, func(line string) {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inCode = !inCode
-			flush()
-			continue
-		}
-		if inCode {
-			continue
-		}
-		if m := reHeadingLine.FindStringSubmatch(t); m != nil {
-			flush()
-			heading = cleanHeading(m[2])
-			continue
-		}
 		switch {
 		case t == "", strings.HasPrefix(t, "#"), strings.HasPrefix(t, "|"), strings.HasPrefix(t, "!["),
 			strings.HasPrefix(t, "---"), strings.HasPrefix(t, "%%"), boilerplate(t):
 			flush()
-			continue
+			return
 		case reListMarker.MatchString(line), strings.HasPrefix(t, ">"):
 			flush()
 			t = reListMarker.ReplaceAllString(line, "")
 			t = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(t), "> "))
 			if t == "" || boilerplate(t) {
-				continue
+				return
 			}
 		}
 		if para.Len() > 0 {
 			para.WriteString(" ")
 		}
 		para.WriteString(t)
-	}
+	}, flush)
 	flush()
 	return out
 }
@@ -480,10 +491,15 @@ var (
 
 // boilerplate reports whether a line (list marker removed) is not prose a
 // person would quote: HTML, a badge or image, a line of links with hardly
-// any words of its own, a bare tag list, or a metadata line ("Plugin ID:
-// x", "Developed by: someone", "Mobile compatible: Yes") whose value is a
-// few words, a code span or links.
-func boilerplate(line string) bool {
+// any words of its own (fewer than three), a bare tag list, or a metadata
+// line ("Plugin ID: x", "Developed by: someone", "Mobile compatible: Yes")
+// whose value is a few words, a code span or links.
+func boilerplate(line string) bool { return notProse(line, 3, false) }
+
+// notProse is boilerplate with minWords words of its own required once
+// links, URLs and code are gone, and, with labels, a line that ends with a
+// colon and no value ("Key points:") taken as text, not metadata.
+func notProse(line string, minWords int, labels bool) bool {
 	t := strings.TrimSpace(line)
 	if t == "" {
 		return true
@@ -504,11 +520,14 @@ func boilerplate(line string) bool {
 			words++
 		}
 	}
-	if words < 3 && !hasCJK(rest) {
+	if words < minWords && !hasCJK(rest) {
 		return true
 	}
 	if m := reMetaLine.FindStringSubmatch(t); m != nil {
 		val := strings.TrimSpace(m[1])
+		if labels && val == "" {
+			return false
+		}
 		vrest := reMdLink.ReplaceAllString(reWiki.ReplaceAllString(val, " "), " ")
 		vrest = reCodeSpan.ReplaceAllString(reURL.ReplaceAllString(vrest, " "), " ")
 		if len(strings.Fields(vrest)) <= 2 {
@@ -551,6 +570,17 @@ func linksToText(s string) string {
 	return s
 }
 
+// plainText reduces markdown to the text a reader sees: links to their
+// text, emphasis, block ids and HTML tags gone, blanks collapsed.
+func plainText(s string) string {
+	s = linksToText(s)
+	s = reEmphasis.ReplaceAllString(s, "")
+	s = reEmphasis1.ReplaceAllString(s, "$1$2$3")
+	s = reBlockID.ReplaceAllString(s, "$1")
+	s = reHTMLTag.ReplaceAllString(s, "")
+	return strings.Join(strings.Fields(s), " ")
+}
+
 // cleanSentenceText reduces markdown to the text a reader sees: links to
 // their text, emphasis and HTML tags gone, blanks collapsed.
 func cleanSentenceText(s string) string {
@@ -562,12 +592,7 @@ func cleanSentenceText(s string) string {
 }
 
 func cleanSentence(s string) string {
-	s = linksToText(s)
-	s = reEmphasis.ReplaceAllString(s, "")
-	s = reEmphasis1.ReplaceAllString(s, "$1$2$3")
-	s = reBlockID.ReplaceAllString(s, "$1")
-	s = reHTMLTag.ReplaceAllString(s, "")
-	s = strings.Join(strings.Fields(s), " ")
+	s = plainText(s)
 	// A sentence must say something: letters, and more than a word or two.
 	letters := 0
 	for _, r := range s {
