@@ -34,9 +34,11 @@ var (
 	// ErrInvalidPolicy marks a stage policy that cannot be used.
 	ErrInvalidPolicy = errors.New("invalid stage policy")
 
-	// ErrStoreLocked is returned by OpenReviewStore when another process (or
-	// another open in this process) holds the database.
+	// ErrStoreLocked is returned by ReviewStore calls when another process
+	// keeps the database locked past a short wait.
 	ErrStoreLocked = errors.New("plan review store is locked by another process")
+	// ErrStoreClosed is returned by ReviewStore calls after Close.
+	ErrStoreClosed = errors.New("plan review store is closed")
 	// ErrNoSession is returned by ReviewStore methods given an empty session id.
 	ErrNoSession = errors.New("plan review store: empty session id")
 )

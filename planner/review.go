@@ -18,9 +18,10 @@ import (
 // OpenReviewStore is given ttl <= 0 (a review older than an hour is stale).
 const DefaultReviewTTL = 60 * time.Minute
 
-// reviewLockTimeout bounds the wait for the database file lock, so a second
-// opener fails with ErrStoreLocked instead of hanging.
-const reviewLockTimeout = 250 * time.Millisecond
+// reviewLockTimeout bounds the wait for the database file's lock, which
+// another process (the sidecars of several editors on one vault) holds
+// only for the few milliseconds of one transaction.
+const reviewLockTimeout = 2 * time.Second
 
 var reviewBucket = []byte("plan_review_pending")
 
@@ -50,20 +51,25 @@ func WithClock(now func() time.Time) ReviewOption {
 
 // ReviewStore persists pending plan reviews keyed by session id in an
 // embedded bbolt database, so they survive a restart of the sidecar. Entries
-// expire TTL after they were put. Methods are safe for concurrent use. Only
-// one process may open the file at a time.
+// expire TTL after they were put. Methods are safe for concurrent use, and
+// several processes may use one file: each call opens the database for
+// its one transaction, since bbolt lets one process at a time have it
+// open.
 type ReviewStore struct {
-	db  *bolt.DB
-	ttl time.Duration
-	now func() time.Time
+	path string
+	ttl  time.Duration
+	now  func() time.Time
 
-	closeOnce sync.Once
-	closeErr  error
+	// mu makes the calls of this process one at a time: their opens of
+	// the file would otherwise wait for each other's lock.
+	mu     sync.Mutex
+	closed bool
 }
 
 // OpenReviewStore opens (creating it and its folder if needed) the database
-// at path. ttl <= 0 means DefaultReviewTTL. If another opener holds the file,
-// it fails after a short wait with an error wrapping ErrStoreLocked.
+// at path. ttl <= 0 means DefaultReviewTTL. If another process keeps the
+// file locked past a short wait, it fails with an error wrapping
+// ErrStoreLocked.
 func OpenReviewStore(path string, ttl time.Duration, opts ...ReviewOption) (*ReviewStore, error) {
 	if ttl <= 0 {
 		ttl = DefaultReviewTTL
@@ -71,26 +77,48 @@ func OpenReviewStore(path string, ttl time.Duration, opts ...ReviewOption) (*Rev
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open plan review store %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: reviewLockTimeout})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("open plan review store %s: %w", path, ErrStoreLocked)
+	s := &ReviewStore{path: path, ttl: ttl, now: time.Now}
+	for _, o := range opts {
+		o(s)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("open plan review store %s: %w", path, err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(reviewBucket)
 		return err
 	})
 	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("open plan review store %s: %w", path, err)
 	}
-	s := &ReviewStore{db: db, ttl: ttl, now: time.Now}
-	for _, o := range opts {
-		o(s)
-	}
 	return s, nil
+}
+
+// update runs fn in a write transaction of the database, opened for it.
+func (s *ReviewStore) update(fn func(tx *bolt.Tx) error) error {
+	return s.with(false, func(db *bolt.DB) error { return db.Update(fn) })
+}
+
+// view runs fn in a read transaction of the database, opened (shared) for it.
+func (s *ReviewStore) view(fn func(tx *bolt.Tx) error) error {
+	return s.with(true, func(db *bolt.DB) error { return db.View(fn) })
+}
+
+func (s *ReviewStore) with(readOnly bool, fn func(db *bolt.DB) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStoreClosed
+	}
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: reviewLockTimeout, ReadOnly: readOnly})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return ErrStoreLocked
+	}
+	if err != nil {
+		return err
+	}
+	err = fn(db)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Put stores p as the pending review of sessionID, replacing any previous
@@ -107,7 +135,7 @@ func (s *ReviewStore) Put(sessionID string, p PendingReview) error {
 	if err != nil {
 		return fmt.Errorf("put plan review %s: %w", sessionID, err)
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(reviewBucket).Put([]byte(sessionID), b)
 	})
 	if err != nil {
@@ -124,7 +152,7 @@ func (s *ReviewStore) Get(sessionID string) (PendingReview, bool, error) {
 	}
 	var rec reviewRecord
 	found := false
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(reviewBucket).Get([]byte(sessionID))
 		if v == nil {
 			return nil
@@ -150,7 +178,7 @@ func (s *ReviewStore) Take(sessionID string) (PendingReview, bool, error) {
 	}
 	var rec reviewRecord
 	found := false
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(reviewBucket)
 		v := b.Get([]byte(sessionID))
 		if v == nil {
@@ -173,7 +201,7 @@ func (s *ReviewStore) Delete(sessionID string) error {
 	if sessionID == "" {
 		return ErrNoSession
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(reviewBucket).Delete([]byte(sessionID))
 	})
 	if err != nil {
@@ -186,7 +214,7 @@ func (s *ReviewStore) Delete(sessionID string) error {
 func (s *ReviewStore) Purge() (int, error) {
 	now := s.now()
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(reviewBucket)
 		var stale [][]byte
 		err := b.ForEach(func(k, v []byte) error {
@@ -213,10 +241,13 @@ func (s *ReviewStore) Purge() (int, error) {
 	return n, nil
 }
 
-// Close closes the database; later calls return the first result.
+// Close ends the use of the store: later calls fail with ErrStoreClosed.
+// The file is closed after every call, so there is nothing else to do.
 func (s *ReviewStore) Close() error {
-	s.closeOnce.Do(func() { s.closeErr = s.db.Close() })
-	return s.closeErr
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return nil
 }
 
 // FeedbackBlock builds the block prepended to the next run of a session

@@ -2,8 +2,10 @@ package planner
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -102,15 +104,47 @@ func TestReviewStoreTTL(t *testing.T) {
 	}
 }
 
-func TestReviewStoreLocked(t *testing.T) {
+// Two processes on one vault (the sidecars of two editors) use one store
+// file: each open store sees the other's reviews, and neither waits for
+// the other to close.
+func TestReviewStoreShared(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.db")
-	st, err := OpenReviewStore(path, 0)
+	a, err := OpenReviewStore(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if _, err := OpenReviewStore(path, 0); !errors.Is(err, ErrStoreLocked) {
-		t.Fatalf("second open error = %v, want ErrStoreLocked", err)
+	defer a.Close()
+	b, err := OpenReviewStore(path, 0)
+	if err != nil {
+		t.Fatalf("second open: %v", err)
+	}
+	defer b.Close()
+	if err := a.Put("s1", PendingReview{RunID: "r1", Goal: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok, err := b.Get("s1"); err != nil || !ok || p.RunID != "r1" {
+		t.Fatalf("the other store's review: %+v %v %v", p, ok, err)
+	}
+	var wg sync.WaitGroup
+	for i, st := range []*ReviewStore{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("c%d", i)
+			if err := st.Put(id, PendingReview{RunID: id}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range 4 {
+		if _, ok, err := a.Take(fmt.Sprintf("c%d", i)); !ok || err != nil {
+			t.Errorf("review c%d: %v %v", i, ok, err)
+		}
+	}
+	a.Close()
+	if err := a.Put("s2", PendingReview{}); !errors.Is(err, ErrStoreClosed) {
+		t.Errorf("Put after Close: %v", err)
 	}
 }
 
