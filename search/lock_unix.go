@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,10 +23,8 @@ func lockDir(path string) (*os.File, error) {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			holder := ""
-			if b, rerr := os.ReadFile(path); rerr == nil {
-				if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
-					holder = fmt.Sprintf(" (pid %d)", pid)
-				}
+			if pid := lockPID(path); pid > 0 {
+				holder = fmt.Sprintf(" (pid %d)", pid)
 			}
 			return nil, fmt.Errorf("%w%s: another vault-agent is using this index; stop it or pass a different --index", ErrLocked, holder)
 		}
@@ -40,4 +39,37 @@ func lockDir(path string) (*os.File, error) {
 func unlockDir(f *os.File) {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	_ = f.Close()
+}
+
+// lockPID is the process id the lock file at path names (0: none).
+func lockPID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// Locked reports whether a process holds the index at dir, and which one
+// (the pid its lock file names; 0 when unknown), without taking the lock:
+// the probe is a shared, non-blocking flock released at once. A process
+// deciding whether to open the index or reach the one holding it asks
+// this first; Open still decides, since the lock may change hands in
+// between.
+func Locked(dir string) (pid int, locked bool) {
+	path := filepath.Join(dir, lockFileName)
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return lockPID(path), errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return 0, false
 }
