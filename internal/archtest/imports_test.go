@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"planner":           1,
 	"search":            2,
 	"search/semantic":   3,
+	"search/shared":     4,
 	"agent":             3,
 	"agent/offline":     4,
 	"agent/replay":      4,
