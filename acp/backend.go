@@ -73,6 +73,9 @@ func NewBackend(opts service.Options) Backend {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.FrontEnd == "" {
+		opts.FrontEnd = "acp"
+	}
 	return &vaults{opts: opts, open: map[string]*entry{}}
 }
 

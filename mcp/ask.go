@@ -12,7 +12,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/reasoning"
-	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/shared"
 	"github.com/vault-agent/vault-agent/service"
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -119,7 +119,7 @@ func (s *Server) askVault(ctx context.Context, req *sdk.CallToolRequest, in AskI
 var wikilinkRE = regexp.MustCompile(`\[\[([^\[\]]+)\]\]`)
 
 // citations resolves the [[links]] of an answer to notes, each once.
-func citations(ix *search.Index, answer string) []Citation {
+func citations(ix *shared.Index, answer string) []Citation {
 	paths := ix.Paths()
 	out := []Citation{}
 	seen := map[string]bool{}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/shared"
 )
 
 // ---- list_notes
@@ -111,7 +112,7 @@ func listHeader(in ListInput, out ListOutput) string {
 
 // pickNotes returns the indexed notes keep accepts, ordered by when: the
 // newest or the oldest first.
-func pickNotes(ix *search.Index, newestFirst bool, keep func(search.NoteMeta) bool) []search.NoteMeta {
+func pickNotes(ix *shared.Index, newestFirst bool, keep func(search.NoteMeta) bool) []search.NoteMeta {
 	var picked []search.NoteMeta
 	for _, m := range ix.Notes() {
 		if keep(m) {

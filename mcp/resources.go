@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/shared"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -120,7 +121,7 @@ func (s *Server) addResource(m search.NoteMeta) {
 }
 
 // apply mirrors changes of the index into the resources.
-func (s *Server) apply(ctx context.Context, ix *search.Index, changes []search.NoteChange) {
+func (s *Server) apply(ctx context.Context, ix *shared.Index, changes []search.NoteChange) {
 	var gone []string
 	for _, c := range changes {
 		switch c.Kind {

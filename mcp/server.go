@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/shared"
 	"github.com/vault-agent/vault-agent/service"
 )
 
@@ -200,7 +201,7 @@ func (s *Server) vault(ctx context.Context, ss *sdk.ServerSession, token any) (*
 }
 
 // index waits for the vault (see vault) and returns its index.
-func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest) (*search.Index, error) {
+func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest) (*shared.Index, error) {
 	svc, err := s.vault(ctx, req.Session, req.Params.GetProgressToken())
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/shared"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -226,7 +226,7 @@ func (s *Server) addTools() {
 // ---- shared helpers
 
 // lookupNote waits for the index and reads the note name stands for.
-func (s *Server) lookupNote(ctx context.Context, req *sdk.CallToolRequest, name string) (*search.Index, *vault.Note, error) {
+func (s *Server) lookupNote(ctx context.Context, req *sdk.CallToolRequest, name string) (*shared.Index, *vault.Note, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, nil, errors.New("path is empty: give a note's vault path, e.g. \"projects/Alpha.md\" (search_notes finds them)")
 	}

@@ -2,7 +2,6 @@ package rpc_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -145,29 +144,33 @@ func TestBinary(t *testing.T) {
 	})
 
 	// A host reloading closes the old sidecar's stdin and spawns a new one
-	// at once, on the same index: the new one waits for the old one's lock.
-	t.Run("restarted sidecar waits for the old one's lock", func(t *testing.T) {
+	// at once, on the same index: the new one shares the old one's index
+	// at once, and takes it over when the old one exits.
+	t.Run("restarted sidecar shares the old one's index, then takes it over", func(t *testing.T) {
 		idx := filepath.Join(t.TempDir(), "idx")
 		old := rpctest.StartBinary(t, bin, "header", "serve", "--index", idx)
 		initialize(t, old, nil)
 		s := rpctest.StartBinary(t, bin, "header", "serve", "--index", idx)
+		if res := initialize(t, s, nil); res.Index.Notes == 0 {
+			t.Fatalf("initialize of the second sidecar = %+v", res)
+		}
 		ctx := ctxT(t)
-		call, err := s.Start("initialize", map[string]any{"vault": fixtureVault})
-		if err != nil {
-			t.Fatal(err)
+		search := func() {
+			t.Helper()
+			var found search.Results
+			if err := s.Call(ctx, "vault/search", map[string]any{"query": "sourdough starter"}, &found); err != nil || len(found.Results) == 0 {
+				t.Fatalf("vault/search = %+v, %v", found, err)
+			}
 		}
-		if _, err := s.AwaitNotification(ctx, "window/logMessage", func(p json.RawMessage) bool {
-			return strings.Contains(string(p), "in use by another process")
-		}); err != nil {
-			t.Fatal(err)
-		}
+		search()
 		old.Close()
-		resp, err := call.Wait(ctx)
-		if err != nil || resp.Error != nil {
-			t.Fatalf("initialize of the restarted sidecar = %+v, %v", resp, err)
-		}
 		if err := old.Wait(ctx); exitCode(err) != 0 {
 			t.Fatalf("old sidecar exit status: %v", err)
+		}
+		search()
+		var st protocol.StatusResult
+		if err := s.Call(ctx, "vault/status", nil, &st); err != nil || st.Notes == 0 || !st.Watching {
+			t.Fatalf("vault/status after the takeover = %+v, %v", st, err)
 		}
 	})
 

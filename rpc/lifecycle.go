@@ -117,6 +117,7 @@ func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*
 		Watch:         true,
 		Agent:         true,
 		Sessions:      true,
+		FrontEnd:      "serve",
 		LockWait:      s.cfg.LockWait,
 	})
 	var oe *service.OpenError

@@ -45,6 +45,11 @@ type Env struct {
 	// Home is the user's home folder; WorkDir the working directory ("" when
 	// unknown).
 	Home, WorkDir string
+	// RuntimeDir is the folder, private to the user, of the sockets on
+	// which a process holding an index shares it with the others:
+	// $XDG_RUNTIME_DIR/vault-agent, else vault-agent-<uid> in the temp
+	// dir; "" shares no index.
+	RuntimeDir string
 }
 
 // ProcessEnv reads Env from the process environment, and the config file.
@@ -63,6 +68,7 @@ func ProcessEnv() Env {
 		ConfigPath:  ConfigPath(os.LookupEnv, configDir),
 		Home:        home,
 		WorkDir:     wd,
+		RuntimeDir:  runtimeDir(),
 	}
 	for _, k := range Keys {
 		if len(k.Env) > 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/search"
+	"github.com/vault-agent/vault-agent/search/shared"
 )
 
 // Opening is a vault being opened in the background (Start), for a
@@ -97,7 +98,7 @@ func (o *Opening) result() (*Service, error) {
 
 // Index is the index being opened: it may be searched while the first
 // reconcile runs (it holds the notes written so far).
-func (o *Opening) Index() *search.Index { return o.s.Index() }
+func (o *Opening) Index() *shared.Index { return o.s.Index() }
 
 // Progress is how far the reconcile with the disk is: notes done of total
 // (0, 0 before it has counted them).

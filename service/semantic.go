@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -11,11 +10,13 @@ import (
 	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/search/semantic"
+	"github.com/vault-agent/vault-agent/search/shared"
 )
 
 // ErrNoEmbedder is the error of a semantic or hybrid search, or of
-// Related, on a vault opened without an embedding model (embedModel).
-var ErrNoEmbedder = errors.New("semantic search is off: no embedding model is configured (set embedModel, --embed-model)")
+// Related, on a vault opened without an embedding model (embedModel) by
+// the process holding its index.
+var ErrNoEmbedder = shared.ErrNoEmbedder
 
 // newEmbedder builds the embedder the settings name, nil when they name no
 // embedding model. The endpoint is EmbedBaseURL, else OPENAI_BASE_URL,
@@ -55,40 +56,18 @@ func vectorsPath(indexPath string) string {
 }
 
 // Semantic returns the vault's vectors, nil when no embedding model is
-// configured.
-func (s *Service) Semantic() *semantic.Engine { return s.sem }
+// configured or another process holds the index (and the vectors).
+func (s *Service) Semantic() *semantic.Engine { return s.index.Semantic() }
 
 // Search runs a search in its mode (search.Request.Mode): with an
 // embedding model configured the default is hybrid; without one it is
-// lexical, and asking for semantic or hybrid is ErrNoEmbedder.
+// lexical, and asking for semantic or hybrid is ErrNoEmbedder. Another
+// process holding the index answers with its own embedding model.
 func (s *Service) Search(ctx context.Context, req search.Request) (*search.Results, error) {
-	if s.sem != nil {
-		return s.sem.Search(ctx, req)
-	}
-	switch req.Mode {
-	case "", search.ModeLexical:
-		return s.index.Search(ctx, req)
-	case search.ModeSemantic, search.ModeHybrid:
-		return nil, ErrNoEmbedder
-	}
-	return nil, fmt.Errorf("%w, got %q", semantic.ErrMode, req.Mode)
+	return s.index.Search(ctx, req)
 }
 
 // Related returns the notes closest in meaning to the note name designates.
 func (s *Service) Related(ctx context.Context, name string, limit int) (*search.Results, error) {
-	if s.sem == nil {
-		return nil, ErrNoEmbedder
-	}
-	return s.sem.Related(ctx, name, limit)
-}
-
-// searcher is the index as the agent sees it: its searches go through
-// the service, so they are hybrid when an embedding model is configured.
-type searcher struct {
-	*search.Index
-	s *Service
-}
-
-func (x searcher) Search(ctx context.Context, req search.Request) (*search.Results, error) {
-	return x.s.Search(ctx, req)
+	return s.index.Related(ctx, name, limit)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vault-agent/vault-agent/reasoning/marker"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/search/semantic"
+	"github.com/vault-agent/vault-agent/search/shared"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -65,15 +66,21 @@ type Options struct {
 	// memory). It must be outside the vault.
 	Journal string
 	// PrivateIndexIfLocked opens a private index in memory, with a
-	// warning, when another process holds the index, instead of failing
-	// with search.ErrLocked.
+	// warning, when another process holds the index and does not share
+	// it, instead of failing with search.ErrLocked.
 	PrivateIndexIfLocked bool
 	// LockWait is how long Open waits for an index that another process
-	// holds before giving up (search.ErrLocked, or the private index of
-	// PrivateIndexIfLocked). A host that restarts its sidecar kills the
-	// old process and starts the new one at once: the old one's lock goes
-	// within moments. Zero does not wait.
+	// holds without sharing it (an older vault-agent, one still opening
+	// the index, or sharing off) before giving up (search.ErrLocked, or
+	// the private index of PrivateIndexIfLocked); zero waits the default,
+	// a few seconds. An index whose holder shares it is reached at once.
 	LockWait time.Duration
+	// FrontEnd names this process for `vault-agent status`: "mcp",
+	// "serve", "search"...
+	FrontEnd string
+	// CallTimeout bounds each call to the process holding the index, when
+	// another one does (0: the default, 20 s).
+	CallTimeout time.Duration
 }
 
 // OpenError says which part of opening a vault failed: the model, the
@@ -101,22 +108,25 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // watcher when asked), and the agent that answers questions about it. It
 // is safe for concurrent use; a front-end that serves several vaults opens
 // one Service each.
+//
+// The index is shared by every process of the user on the vault: the
+// first holds it and serves it on a socket, the others reach it there
+// (shared.Index). Each process keeps its own agent, model and approver, so
+// a run's events and edit approvals go through its own front-end.
 type Service struct {
 	env      Env
 	settings Settings
 	log      *slog.Logger
 
 	vault     *vault.Vault
-	index     *search.Index
+	index     *shared.Index
 	indexPath string
 	synced    search.SyncStats
-	sem       *semantic.Engine // nil without an embedding model
 	agent     *agent.Agent
 
 	editState
 	modelState
 
-	stopWatch context.CancelFunc
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -188,34 +198,25 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		}
 		s.indexPath += excludesSuffix(s.settings)
 	}
-	s.index, err = s.openIndex(ctx, opts.LockWait)
-	if errors.Is(err, search.ErrLocked) && opts.PrivateIndexIfLocked {
-		s.log.Warn("the index is in use by another vault-agent process; this one keeps a private index in memory, "+
-			"which costs a full indexing at every start", "index", s.indexPath)
-		s.indexPath = ""
-		s.index, err = search.Open(ctx, search.Options{Vault: s.vault, Logger: s.log})
-	}
-	if err != nil {
-		return nil, &OpenError{Part: PartIndex, Path: s.indexPath, Err: err}
-	}
 	emb := opts.Embedder
 	if emb == nil {
 		e, err := s.embedder()
 		if err != nil {
-			s.Close()
 			return nil, err
 		}
 		if e != nil {
 			emb = e
 		}
 	}
-	if emb != nil {
-		vp := vectorsPath(s.indexPath)
-		s.sem, err = semantic.Open(semantic.Options{Index: s.index, Embedder: emb, Path: vp, Logger: s.log})
-		if err != nil {
-			s.Close()
-			return nil, &OpenError{Part: PartIndex, Path: vp, Err: err}
-		}
+	s.index, err = shared.Open(ctx, s.sharing(opts, emb))
+	if errors.Is(err, search.ErrLocked) && opts.PrivateIndexIfLocked {
+		s.log.Warn("the index is in use by another vault-agent process that does not share it; this one keeps a private index in memory, "+
+			"which costs a full indexing at every start", "index", s.indexPath, "error", err)
+		s.indexPath = ""
+		s.index, err = shared.Open(ctx, s.sharing(opts, emb))
+	}
+	if err != nil {
+		return nil, &OpenError{Part: PartIndex, Path: s.indexPath, Err: err}
 	}
 	if jp, err := journalPath(opts, s.env, s.vault.Root()); err != nil {
 		s.log.Debug("no edit journal: edits are refused", "error", err)
@@ -227,10 +228,11 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 		if opts.Sessions && s.indexPath != "" {
 			reviews = filepath.Clean(s.indexPath) + "-reviews.db"
 		}
+		// The index's Search is hybrid when an embedding model is at the
+		// holder; relatedNotes is offered when this process has one.
 		deps := agent.Deps{Model: s.model, Index: s.index, Logger: s.log, ReviewStorePath: reviews}
-		if s.sem != nil {
-			deps.Index = searcher{s.index, s}
-			deps.Related = s.sem
+		if emb != nil {
+			deps.Related = s.index
 		}
 		s.agent, err = agent.New(deps)
 		if err != nil {
@@ -241,69 +243,14 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 	return s, nil
 }
 
-// lockPoll is how often openIndex tries again a locked index: a lock file
-// cannot be waited on with a deadline, so it is polled.
-const lockPoll = 100 * time.Millisecond
-
-// openIndex opens the index at s.indexPath, trying again for up to wait
-// while another process holds it.
-func (s *Service) openIndex(ctx context.Context, wait time.Duration) (*search.Index, error) {
-	deadline := time.Now().Add(wait)
-	warned := false
-	for {
-		ix, err := search.Open(ctx, search.Options{Path: s.indexPath, Vault: s.vault, Logger: s.log})
-		if !errors.Is(err, search.ErrLocked) || !time.Now().Before(deadline) {
-			return ix, err
-		}
-		if !warned {
-			warned = true
-			s.log.Warn("the index is in use by another process; waiting for it to exit", "index", s.indexPath, "wait", wait, "error", err)
-		}
-		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, err
-		case <-t.C:
-		}
-	}
-}
-
 // finish does the slow part: it reconciles the index with the disk (or
-// rebuilds it) and starts the watcher.
+// rebuilds it), embeds the notes' chunks and starts the watcher; when
+// another process holds the index, it waits for that one's first sync
+// instead (or asks it to rebuild).
 func (s *Service) finish(ctx context.Context, opts Options, progress search.ProgressFunc) (err error) {
-	if opts.Rebuild {
-		s.synced, err = s.index.Rebuild(ctx, progress)
-	} else {
-		s.synced, err = s.index.Sync(ctx, progress)
-	}
+	s.synced, err = s.index.Start(ctx, shared.StartOptions{Rebuild: opts.Rebuild, Progress: progress, EmbedProgress: opts.EmbedProgress, Watch: opts.Watch})
 	if err != nil {
 		return &OpenError{Part: PartSync, Path: s.indexPath, Err: err}
-	}
-	if s.sem != nil {
-		// A vault whose notes cannot be embedded now (the server is down)
-		// still opens: search is lexical for the notes without vectors,
-		// and they are embedded at the next change or start.
-		st, err := s.sem.Sync(ctx, opts.EmbedProgress)
-		if err != nil {
-			if ctx.Err() != nil {
-				return &OpenError{Part: PartSync, Path: s.indexPath, Err: ctx.Err()}
-			}
-			s.log.Warn("semantic search is incomplete: embedding the notes failed; the notes without vectors are embedded at the next change or start", "model", s.sem.Model(), "error", err)
-		} else {
-			s.log.Info("vectors ready", "model", s.sem.Model(), "notes", st.Notes, "chunks", st.Chunks, "embedded", st.Embedded, "vectorMB", s.sem.MemoryBytes()>>20)
-		}
-	}
-	if opts.Watch {
-		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		s.stopWatch = cancel
-		if err := s.index.Watch(wctx); err != nil {
-			// Search still works on a stale index: warn, don't fail.
-			s.log.Warn("the vault watcher could not start; the index will not follow changes until it is reindexed", "error", err)
-		}
-		if s.sem != nil {
-			s.sem.Watch(wctx)
-		}
 	}
 	return nil
 }
@@ -311,8 +258,9 @@ func (s *Service) finish(ctx context.Context, opts Options, progress search.Prog
 // Vault returns the open vault.
 func (s *Service) Vault() *vault.Vault { return s.vault }
 
-// Index returns the vault's index.
-func (s *Service) Index() *search.Index { return s.index }
+// Index returns the vault's index: held by this process, or reached
+// through the one holding it.
+func (s *Service) Index() *shared.Index { return s.index }
 
 // IndexPath returns the index folder ("" for an index in memory).
 func (s *Service) IndexPath() string { return s.indexPath }
@@ -428,17 +376,9 @@ func (s *Service) Close() error {
 				s.closeErr = fmt.Errorf("close the agent: %w", err)
 			}
 		}
-		if s.stopWatch != nil {
-			s.stopWatch()
-		}
-		if s.sem != nil {
-			if err := s.sem.Close(); err != nil {
-				s.closeErr = fmt.Errorf("close the vectors: %w", err)
-			}
-		}
 		if s.index != nil {
 			if err := s.index.Close(); err != nil && s.closeErr == nil {
-				s.closeErr = fmt.Errorf("close the index: %w", err)
+				s.closeErr = err
 			}
 		}
 	})

@@ -93,6 +93,9 @@ func (f *vaultFlags) options(cmd *cobra.Command, log *slog.Logger, o *service.Op
 		return err
 	}
 	o.Vault, o.Index, o.Logger = f.vault, f.index, log
+	if o.FrontEnd == "" {
+		o.FrontEnd = cmd.Name() // who holds the index, in vault-agent status
+	}
 	f.settings(&o.Settings)
 	return nil
 }
