@@ -22,8 +22,8 @@ type Backend interface {
 	// opening, indexing and watching it on first use, for one more
 	// session; the session Releases it when it ends. It fails with
 	// ErrNotAVault when root is not a usable folder and ErrVaultBusy when
-	// its index is held by another process or already given to another
-	// vault.
+	// its index is held by another process that does not share it, or
+	// already given to another vault.
 	Open(ctx context.Context, root string) (Vault, error)
 	// Close stops every run and closes every vault.
 	Close() error
@@ -61,8 +61,8 @@ type Note struct {
 var (
 	// ErrNotAVault marks a session cwd that cannot be opened as a vault.
 	ErrNotAVault = errors.New("not a vault folder")
-	// ErrVaultBusy marks a vault whose index another process holds, or an
-	// --index folder already used by another vault.
+	// ErrVaultBusy marks a vault whose index another process holds without
+	// sharing it, or an --index folder already used by another vault.
 	ErrVaultBusy = errors.New("vault index busy")
 )
 
@@ -154,7 +154,7 @@ func openError(err error) error {
 	case oe.Part == service.PartVault:
 		return fmt.Errorf("%w: %v", ErrNotAVault, err)
 	case errors.Is(err, search.ErrLocked):
-		return fmt.Errorf("%w: the index %s is in use by another vault-agent process; stop it or pass another --index", ErrVaultBusy, oe.Path)
+		return fmt.Errorf("%w: the index %s is in use by another vault-agent process that does not share it (an older version?); stop it or pass another --index: %v", ErrVaultBusy, oe.Path, oe.Err)
 	}
 	return err
 }

@@ -35,7 +35,8 @@ on a loopback address unless --allow-remote is given (there is no authentication
 
 The index is the one the other commands use (or --index); it is brought up to date in the
 background, so the client connects at once. When another vault-agent process holds it, this one
-keeps a private index in memory. ask_vault uses the offline extractive model unless a model is
+uses it through that process (and takes it over if that one exits); only an index held by a process
+that does not share it (an older vault-agent) makes it keep a private index in memory. ask_vault uses the offline extractive model unless a model is
 named as for 'ask' (--model, VAULT_AGENT_MODEL, OPENAI_MODEL or model in the config file; an API
 key alone chooses nothing); a model that cannot be reached fails that ask_vault call only.
 Without --vault the vault is the current folder, when it holds .obsidian/ or markdown notes.`,
