@@ -111,7 +111,9 @@ func Status(ctx context.Context, opts Options) (*IndexStatus, error) {
 		if index, err = env.DefaultIndexPath(root); err != nil {
 			return nil, &OpenError{Part: PartIndex, Err: err}
 		}
-		index += excludesSuffix(opts.Settings)
+		// The excludes of the config file and the environment count, as
+		// for Open.
+		index += excludesSuffix(env.Layered(root, opts.Settings, opts.Logger))
 	}
 	if index, err = filepath.Abs(index); err != nil {
 		return nil, &OpenError{Part: PartIndex, Path: index, Err: err}
