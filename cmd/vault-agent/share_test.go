@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,73 +16,6 @@ import (
 	"github.com/vault-agent/vault-agent/rpc/rpctest"
 	"github.com/vault-agent/vault-agent/service"
 )
-
-// frontEnd is one running vault-agent server process, driven over its
-// stdio like its host does.
-type frontEnd struct {
-	name   string
-	cmd    *exec.Cmd
-	c      *rpctest.Client
-	stderr *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startFrontEnd starts the binary with args, speaking codec on stdio, in
-// the test's environment (t.Setenv).
-func startFrontEnd(t *testing.T, codec string, args ...string) *frontEnd {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &frontEnd{name: args[0], cmd: cmd, stderr: &syncBuffer{}}
-	cmd.Stderr = f.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	f.c = rpctest.NewClient(stdout, stdin, codec)
-	t.Cleanup(func() {
-		f.c.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s stderr:\n%s", f.name, f.stderr.String())
-		}
-	})
-	return f
-}
-
-func (f *frontEnd) call(t *testing.T, ctx context.Context, method string, params, result any) error {
-	t.Helper()
-	return f.c.Call(ctx, method, params, result)
-}
 
 // cli runs one command of the binary in the test's environment.
 func cli(t *testing.T, args ...string) result {
@@ -156,12 +88,12 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 	}
 
 	// The MCP server opens the vault first: it holds the index.
-	mcp := startFrontEnd(t, "line", "mcp", "--vault", root)
-	if err := mcp.call(t, ctx, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+	mcp := rpctest.StartBinary(t, binary, "line", "mcp", "--vault", root)
+	if err := mcp.Call(ctx, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "test", "version": "1"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := mcp.c.Notify("notifications/initialized", nil); err != nil {
+	if err := mcp.Notify("notifications/initialized", nil); err != nil {
 		t.Fatal(err)
 	}
 	mcpFinds := func(query, want string) error {
@@ -169,7 +101,7 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 			Content []struct{ Text string } `json:"content"`
 			IsError bool                    `json:"isError"`
 		}
-		if err := mcp.call(t, ctx, "tools/call", map[string]any{"name": "search_notes", "arguments": map[string]any{"query": query}}, &res); err != nil {
+		if err := mcp.Call(ctx, "tools/call", map[string]any{"name": "search_notes", "arguments": map[string]any{"query": query}}, &res); err != nil {
 			return err
 		}
 		if b, _ := json.Marshal(res); res.IsError || !strings.Contains(string(b), want) {
@@ -180,7 +112,7 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 	if err := mcpFinds("sourdough starter", "Sourdough Starter"); err != nil {
 		t.Fatal(err)
 	}
-	if st := status(); st.Holder == nil || st.Holder.FrontEnd != "mcp" || st.Holder.PID != mcp.cmd.Process.Pid {
+	if st := status(); st.Holder == nil || st.Holder.FrontEnd != "mcp" || st.Holder.PID != mcp.Process.Pid {
 		t.Fatalf("the holder is not the MCP server: %+v", st.Holder)
 	}
 
@@ -200,18 +132,18 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 	}
 
 	// An editor's sidecar.
-	serve := startFrontEnd(t, "header", "serve")
+	serve := rpctest.StartBinary(t, binary, "header", "serve")
 	var init struct {
 		Index struct{ Notes int } `json:"index"`
 	}
-	if err := serve.call(t, ctx, "initialize", map[string]any{"vault": root}, &init); err != nil || init.Index.Notes == 0 {
+	if err := serve.Call(ctx, "initialize", map[string]any{"vault": root}, &init); err != nil || init.Index.Notes == 0 {
 		t.Fatalf("serve initialize: %+v %v", init, err)
 	}
 	serveFinds := func(query, want string) error {
 		var res struct {
 			Results []struct{ Path string } `json:"results"`
 		}
-		if err := serve.call(t, ctx, "vault/search", map[string]any{"query": query}, &res); err != nil {
+		if err := serve.Call(ctx, "vault/search", map[string]any{"query": query}, &res); err != nil {
 			return err
 		}
 		if len(res.Results) == 0 || !strings.Contains(res.Results[0].Path, want) {
@@ -224,14 +156,14 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 	}
 
 	// An ACP agent: its session's folder is the vault.
-	acp := startFrontEnd(t, "line", "acp")
-	if err := acp.call(t, ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, nil); err != nil {
+	acp := rpctest.StartBinary(t, binary, "line", "acp")
+	if err := acp.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var sess struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := acp.call(t, ctx, "session/new", map[string]any{"cwd": root, "mcpServers": []any{}}, &sess); err != nil || sess.SessionID == "" {
+	if err := acp.Call(ctx, "session/new", map[string]any{"cwd": root, "mcpServers": []any{}}, &sess); err != nil || sess.SessionID == "" {
 		t.Fatalf("session/new: %+v %v", sess, err)
 	}
 	prompts := 0
@@ -240,7 +172,7 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 		var res struct {
 			StopReason string `json:"stopReason"`
 		}
-		if err := acp.call(t, ctx, "session/prompt", map[string]any{"sessionId": sess.SessionID,
+		if err := acp.Call(ctx, "session/prompt", map[string]any{"sessionId": sess.SessionID,
 			"prompt": []any{map[string]any{"type": "text", "text": question}}}, &res); err != nil {
 			return err
 		}
@@ -249,7 +181,7 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 		}
 		// The turn's updates: the answer and its tool calls.
 		var said strings.Builder
-		updates := acp.c.Notifications("session/update")
+		updates := acp.Notifications("session/update")
 		for _, n := range updates[max(0, len(updates)-200):] {
 			said.Write(n.Params)
 		}
@@ -285,7 +217,7 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 	}
 
 	// The holder dies; the others take over and go on answering.
-	if err := mcp.cmd.Process.Kill(); err != nil {
+	if err := mcp.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -300,9 +232,13 @@ func TestFrontEndsShareOneIndex(t *testing.T) {
 		took := within(t, killed, 5*time.Second, c.name+" answers after the holder was killed", c.try)
 		t.Logf("%s answered %s after the holder was killed", c.name, took.Round(time.Millisecond))
 	}
-	st := status()
-	if st.Holder == nil || (st.Holder.PID != serve.cmd.Process.Pid && st.Holder.PID != acp.cmd.Process.Pid) || st.Holder.Clients != 1 || !st.Holder.Watching {
-		t.Fatalf("after the takeover, the holder should be serve or acp, serving the other: %+v", st.Holder)
-	}
+	var st service.IndexStatus
+	within(t, killed, 5*time.Second, "status shows the new holder, serving the other and watching", func() error {
+		st = status()
+		if h := st.Holder; h == nil || (h.PID != serve.Process.Pid && h.PID != acp.Process.Pid) || h.Clients != 1 || !h.Watching {
+			return fmt.Errorf("holder %+v", h)
+		}
+		return nil
+	})
 	t.Logf("the index was taken over by %s (pid %d)", st.Holder.FrontEnd, st.Holder.PID)
 }

@@ -23,8 +23,11 @@ import (
 // Session is a server under test and the client connected to it.
 type Session struct {
 	*Client
-	wait   func(ctx context.Context) error
-	stderr *syncBuffer
+	// Process is the binary's process (StartBinary), nil in process: a
+	// test may kill it as a crash would.
+	Process *os.Process
+	wait    func(ctx context.Context) error
+	stderr  *syncBuffer
 	// allowed is how many recovered handler panics the test expects
 	// (AllowPanics); any other panic fails the test.
 	allowed atomic.Int64
@@ -136,7 +139,7 @@ func StartBinary(t testing.TB, bin, codec string, args ...string) *Session {
 		}
 		return exitErr
 	}
-	s := &Session{Client: NewClient(stdout, stdin, codec), wait: waitOnce(wait), stderr: stderr}
+	s := &Session{Client: NewClient(stdout, stdin, codec), Process: cmd.Process, wait: waitOnce(wait), stderr: stderr}
 	t.Cleanup(func() {
 		s.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/internal/fixture"
 	"github.com/vault-agent/vault-agent/llm/llmtest"
+	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -68,6 +69,21 @@ func (pl place) open(t *testing.T, edit ...func(*Options)) *Index {
 	}
 	t.Cleanup(func() { x.Close() })
 	return x
+}
+
+// lock opens pl's index as a process that does not share it would: it
+// holds the lock, and nothing answers on the socket.
+func (pl place) lock(t *testing.T) (*vault.Vault, *search.Index) {
+	t.Helper()
+	v, err := vault.Open(pl.root, vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := search.Open(ctxT(t), search.Options{Path: pl.index, Vault: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, ix
 }
 
 // started opens pl's index and brings it up to date.

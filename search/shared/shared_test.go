@@ -210,9 +210,8 @@ func TestTakeover(t *testing.T) {
 	if err != nil || len(res.Results) == 0 || res.Results[0].Path != "Okapi.md" {
 		t.Fatalf("a note written while no one held the index: %v %v", res, err)
 	}
-	if w := newHolder.Status(); !w.Watching {
-		t.Error("the new holder does not watch the vault")
-	}
+	// It watches once its first sync is over.
+	eventually(t, 10*time.Second, nil, func() bool { return newHolder.Status().Watching })
 }
 
 // Calls made while the index changes hands all succeed: none is lost.
@@ -253,15 +252,8 @@ func TestCallsDuringTakeover(t *testing.T) {
 // deadline, then a clear error: it does not hang the others.
 func TestHungHolder(t *testing.T) {
 	pl := newPlace(t)
-	v, err := vault.Open(pl.root, vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The hung process holds the lock and answers hello, nothing else.
-	ix, err := search.Open(ctxT(t), search.Options{Path: pl.index, Vault: v})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, ix := pl.lock(t)
 	defer ix.Close()
 	ln, err := listenSocket(pl.socket)
 	if err != nil {
@@ -307,15 +299,8 @@ func TestHungHolder(t *testing.T) {
 // wait, this one holds it.
 func TestLockedIndexNotShared(t *testing.T) {
 	pl := newPlace(t)
-	v, err := vault.Open(pl.root, vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := search.Open(ctxT(t), search.Options{Path: pl.index, Vault: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Open(ctxT(t), Options{Path: pl.index, Socket: pl.socket, Vault: v, ConnectWait: 200 * time.Millisecond})
+	v, ix := pl.lock(t)
+	_, err := Open(ctxT(t), Options{Path: pl.index, Socket: pl.socket, Vault: v, ConnectWait: 200 * time.Millisecond})
 	if !errors.Is(err, search.ErrLocked) || !strings.Contains(err.Error(), "does not share it") {
 		t.Fatalf("open of a locked index nobody serves: %v", err)
 	}
