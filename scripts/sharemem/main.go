@@ -36,6 +36,7 @@ func main() {
 	vaultDir := flag.String("vault", "/work/vaults/obsidian-hub", "the vault (read only)")
 	runs := flag.Int("runs", 5, "runs of each setup")
 	second := flag.String("second", "serve", "the second front-end: serve or mcp")
+	verbose = flag.Bool("v", false, "print each process's memory")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "sharemem")
 	if err != nil {
@@ -69,6 +70,8 @@ func main() {
 
 type mem struct{ rss, pss, hwm float64 }
 
+var verbose *bool
+
 // measure starts an MCP server on the vault, has it work, then the second
 // front-end ("" none) likewise, then the MCP server again, and returns
 // the memory of both processes together.
@@ -98,10 +101,19 @@ func measure(bin, vaultDir string, env []string, second string) mem {
 		mcpWork(ctx, first)
 	}
 	var m mem
+	var each []string
 	for _, p := range procs {
-		m.rss += statusKB(p.cmd.Process.Pid, "/proc/%d/status", "VmRSS:") / 1024
-		m.hwm += statusKB(p.cmd.Process.Pid, "/proc/%d/status", "VmHWM:") / 1024
-		m.pss += statusKB(p.cmd.Process.Pid, "/proc/%d/smaps_rollup", "Pss:") / 1024
+		pid := p.cmd.Process.Pid
+		rss := statusKB(pid, "/proc/%d/status", "VmRSS:") / 1024
+		anon := statusKB(pid, "/proc/%d/status", "RssAnon:") / 1024
+		pss := statusKB(pid, "/proc/%d/smaps_rollup", "Pss:") / 1024
+		m.rss += rss
+		m.pss += pss
+		m.hwm += statusKB(pid, "/proc/%d/status", "VmHWM:") / 1024
+		each = append(each, fmt.Sprintf("%s %.1f RSS (%.1f anonymous) %.1f PSS", p.cmd.Args[1], rss, anon, pss))
+	}
+	if *verbose {
+		fmt.Println("  " + strings.Join(each, "; "))
 	}
 	return m
 }

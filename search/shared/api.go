@@ -137,9 +137,19 @@ func (x *Index) Note(path string) (search.NoteMeta, bool) {
 
 // Notes returns the cached metadata of every indexed note, sorted by path.
 func (x *Index) Notes() []search.NoteMeta {
-	n, err := opNotes.call(context.Background(), x, none{}, nil)
-	x.logFailure(opNotes.method, err)
-	return n
+	var out []search.NoteMeta
+	for after := ""; ; {
+		page, err := opNotes.call(context.Background(), x, notesParams{After: after, Limit: notesPerPage}, nil)
+		if err != nil {
+			x.logFailure(opNotes.method, err)
+			return nil
+		}
+		out = append(out, page.Notes...)
+		if !page.More || len(page.Notes) == 0 {
+			return out
+		}
+		after = page.Notes[len(page.Notes)-1].Path
+	}
 }
 
 // Paths returns every indexed note path, sorted. The slice may be shared:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -114,8 +115,20 @@ var (
 		}
 		return &m, nil
 	})
-	opNotes = newOp("index/notes", false, func(_ context.Context, h *holding, _ none, _ Progress) ([]search.NoteMeta, error) {
-		return h.ix.Notes(), nil
+	opNotes = newOp("index/notes", false, func(_ context.Context, h *holding, p notesParams, _ Progress) (notesPage, error) {
+		paths := h.ix.Paths()
+		i := sort.SearchStrings(paths, p.After)
+		if i < len(paths) && paths[i] == p.After {
+			i++
+		}
+		end := min(len(paths), i+max(p.Limit, 1))
+		page := notesPage{Notes: make([]search.NoteMeta, 0, end-i), More: end < len(paths)}
+		for _, path := range paths[i:end] {
+			if m, ok := h.ix.Note(path); ok { // else removed meanwhile
+				page.Notes = append(page.Notes, m)
+			}
+		}
+		return page, nil
 	})
 	opPaths = newOp("index/paths", false, func(_ context.Context, h *holding, _ none, _ Progress) ([]string, error) {
 		return h.ix.Paths(), nil
@@ -189,6 +202,22 @@ type linkParams struct {
 	Link vault.Link `json:"link"`
 	From string     `json:"from"`
 }
+
+// notesParams ask for the notes after the path After, at most Limit: the
+// notes of a large vault go in pages, so that neither end holds the JSON
+// of them all at once.
+type notesParams struct {
+	After string `json:"after,omitempty"`
+	Limit int    `json:"limit"`
+}
+
+type notesPage struct {
+	Notes []search.NoteMeta `json:"notes"`
+	More  bool              `json:"more,omitempty"`
+}
+
+// notesPerPage is the Limit of Notes' pages.
+const notesPerPage = 500
 
 type syncParams struct {
 	Full bool `json:"full,omitempty"`
