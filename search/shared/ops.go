@@ -216,8 +216,8 @@ type notesPage struct {
 	More  bool              `json:"more,omitempty"`
 }
 
-// notesPerPage is the Limit of Notes' pages.
-const notesPerPage = 500
+// notesPerPage is the Limit of Notes' pages (a variable for tests).
+var notesPerPage = 500
 
 type syncParams struct {
 	Full bool `json:"full,omitempty"`

@@ -56,6 +56,14 @@ func TestFollowerAnswersAsTheHolder(t *testing.T) {
 	same("search with a filter", searchFor("tag:#recipe bread"))
 	same("paths", func(x *Index) any { return x.Paths() })
 	same("notes", func(x *Index) any { return x.Notes() })
+	func() {
+		defer func(n int) { notesPerPage = n }(notesPerPage)
+		notesPerPage = 7
+		same("notes in pages", func(x *Index) any { return x.Notes() })
+		if n := len(follower.Notes()); n != holder.Count() {
+			t.Errorf("notes in pages of 7: %d, want %d", n, holder.Count())
+		}
+	}()
 	same("tags", func(x *Index) any { return x.Tags() })
 	same("count", func(x *Index) any { return x.Count() })
 	same("status", func(x *Index) any { return x.Status() })
