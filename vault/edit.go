@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -69,10 +68,6 @@ func Hash(content []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// maxEditBytes bounds a note an edit reads or writes, so a model cannot
-// make the sidecar build a gigabyte diff.
-const maxEditBytes = 8 << 20
-
 // Propose reads the note req names and works out the edit, without
 // writing anything. Errors wrap ErrUnsafePath (outside the vault, through
 // a symlink leaving it, a dot-folder), ErrNotMarkdown (not .md),
@@ -85,7 +80,7 @@ func (v *Vault) Propose(req EditRequest) (*Proposal, error) {
 		return nil, err
 	}
 	p := &Proposal{Op: req.Op, Path: rel}
-	before, mode, err := readForEdit(abs)
+	note, err := openForEdit(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if req.Op != EditCreate {
@@ -94,16 +89,19 @@ func (v *Vault) Propose(req EditRequest) (*Proposal, error) {
 		p.Create, err = true, nil
 	case err != nil:
 		return nil, fmt.Errorf("%s %q: %w", req.Op, rel, err)
-	case req.Op == EditCreate:
-		return nil, fmt.Errorf("%s %q: %w; change it with %s or %s", req.Op, rel, ErrExists, EditAppend, EditReplace)
-	case !mode.IsRegular():
-		return nil, fmt.Errorf("%s %q: %w: not a regular file", req.Op, rel, ErrNotMarkdown)
 	default:
-		if looksBinary(before) {
+		note.close()
+		switch {
+		case req.Op == EditCreate:
+			return nil, fmt.Errorf("%s %q: %w; change it with %s or %s", req.Op, rel, ErrExists, EditAppend, EditReplace)
+		case looksBinary(note.data):
 			return nil, fmt.Errorf("%s %q: %w: it holds binary data", req.Op, rel, ErrNotMarkdown)
 		}
-		p.BaseHash = Hash(before)
-		p.Before = string(before)
+		if err := checkWritable(abs, note.info); err != nil {
+			return nil, fmt.Errorf("%s %q: %w", req.Op, rel, err)
+		}
+		p.BaseHash = Hash(note.data)
+		p.Before = string(note.data)
 	}
 	switch req.Op {
 	case EditCreate:
@@ -172,77 +170,57 @@ func (v *Vault) editPath(given string) (rel, abs string, err error) {
 	return c, abs, nil
 }
 
-// readForEdit reads the file at abs, refusing one too large to edit.
-func readForEdit(abs string) ([]byte, fs.FileMode, error) {
-	st, err := os.Stat(abs)
-	if err != nil {
-		if errors.Is(err, syscall.ENOTDIR) {
-			return nil, 0, fs.ErrNotExist
-		}
-		return nil, 0, err
-	}
-	if st.IsDir() {
-		return nil, st.Mode(), fmt.Errorf("%w: it is a folder", ErrNotMarkdown)
-	}
-	if st.Size() > maxEditBytes {
-		return nil, st.Mode(), fmt.Errorf("%w: the note is %d bytes, over the %d-byte limit of an edit", ErrEdit, st.Size(), maxEditBytes)
-	}
-	b, err := os.ReadFile(abs)
-	return b, st.Mode(), err
-}
-
 // Apply writes an approved proposal: after checking that the note is still
 // as it was read (else ErrConflict: an edit is never merged into a note
 // changed since), or for a new note that none has appeared (ErrExists). The
 // write is atomic: a temporary file in the note's folder, synced, given the
-// note's mode, renamed over the note (linked into place, for a new note, so
-// a note created meanwhile is never replaced). It returns the hash of the
+// note's mode, renamed over the note after a last check that it is
+// unchanged (see replaceChecked), or linked into place for a new note, so a
+// note created meanwhile is never replaced. A note that cannot be written
+// (read-only) is refused (fs.ErrPermission). It returns the hash of the
 // note written.
 func (v *Vault) Apply(p *Proposal) (string, error) {
 	_, abs, err := v.editPath(p.Path)
 	if err != nil {
 		return "", err
 	}
-	if err := v.CheckUnchanged(p); err != nil {
-		return "", err
-	}
 	after := []byte(p.After)
-	if p.Create {
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return "", fmt.Errorf("create %q: %w", p.Path, err)
-		}
-		// MkdirAll may have followed a folder swapped for a symlink since.
-		if _, abs, err = v.editPath(p.Path); err != nil {
-			return "", err
-		}
-		if err := writeAtomic(abs, after, 0o644, true); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return "", fmt.Errorf("create %q: %w", p.Path, ErrExists)
-			}
-			return "", fmt.Errorf("create %q: %w", p.Path, err)
+	if !p.Create {
+		if err := replaceChecked(abs, p.BaseHash, after); err != nil {
+			return "", fmt.Errorf("%s %q: %w", p.Op, p.Path, err)
 		}
 		return Hash(after), nil
 	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("%s %q: %w", p.Op, p.Path, err)
+	if err := v.CheckUnchanged(p); err != nil {
+		return "", err
 	}
-	if err := writeAtomic(abs, after, st.Mode().Perm(), false); err != nil {
-		return "", fmt.Errorf("%s %q: %w", p.Op, p.Path, err)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", fmt.Errorf("create %q: %w", p.Path, err)
+	}
+	// MkdirAll may have followed a folder swapped for a symlink since.
+	if _, abs, err = v.editPath(p.Path); err != nil {
+		return "", err
+	}
+	if err := createNew(abs, after); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("create %q: %w", p.Path, ErrExists)
+		}
+		return "", fmt.Errorf("create %q: %w", p.Path, err)
 	}
 	return Hash(after), nil
 }
 
 // CheckUnchanged reports ErrConflict when the note of p is no longer as it
-// was read (or, for a new note, ErrExists when one has appeared). A
-// front-end that writes through its host (ACP's fs/write_text_file) checks
-// with it just before the write.
+// was read (or, for a new note, ErrExists when one has appeared), and
+// fs.ErrPermission when it cannot be written. A front-end that writes
+// through its host (ACP's fs/write_text_file) checks with it just before
+// the write.
 func (v *Vault) CheckUnchanged(p *Proposal) error {
 	_, abs, err := v.editPath(p.Path)
 	if err != nil {
 		return err
 	}
-	now, _, err := readForEdit(abs)
+	note, err := openForEdit(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if p.Create {
@@ -251,10 +229,16 @@ func (v *Vault) CheckUnchanged(p *Proposal) error {
 		return fmt.Errorf("%s %q: %w: the note was deleted since it was read", p.Op, p.Path, ErrConflict)
 	case err != nil:
 		return fmt.Errorf("%s %q: %w", p.Op, p.Path, err)
+	}
+	note.close()
+	switch {
 	case p.Create:
 		return fmt.Errorf("%s %q: %w: a note was created there since", p.Op, p.Path, ErrExists)
-	case Hash(now) != p.BaseHash:
-		return fmt.Errorf("%s %q: %w: the note changed since it was read; read it again and propose the edit anew", p.Op, p.Path, ErrConflict)
+	case Hash(note.data) != p.BaseHash:
+		return fmt.Errorf("%s %q: %w", p.Op, p.Path, errChanged)
+	}
+	if err := checkWritable(abs, note.info); err != nil {
+		return fmt.Errorf("%s %q: %w", p.Op, p.Path, err)
 	}
 	return nil
 }
@@ -264,71 +248,6 @@ func (v *Vault) CheckUnchanged(p *Proposal) error {
 func (v *Vault) Abs(rel string) (string, error) {
 	_, abs, err := v.editPath(rel)
 	return abs, err
-}
-
-// beforeRename, when set (tests only), runs between the temporary file
-// being written and synced and its rename into place: the window a crash
-// must not turn into a damaged note.
-var beforeRename func(tmp string)
-
-// writeAtomic replaces (or, with noReplace, creates) the file at abs with
-// data: a temporary file in the same folder whose name starts with a dot
-// (so a crash leaves nothing the vault's walker or watcher takes for a
-// note), written, synced and given perm, then renamed over abs (linked to
-// abs with noReplace, failing with fs.ErrExist if abs exists), and the
-// folder synced.
-func writeAtomic(abs string, data []byte, perm fs.FileMode, noReplace bool) (err error) {
-	dir := filepath.Dir(abs)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(abs)+".vault-agent-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if beforeRename != nil {
-		beforeRename(tmp)
-	}
-	if noReplace {
-		if err = os.Link(tmp, abs); err != nil {
-			return err
-		}
-		_ = os.Remove(tmp)
-	} else if err = os.Rename(tmp, abs); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
-}
-
-// remove deletes the note at abs (an undone creation).
-func remove(abs string) error {
-	if err := os.Remove(abs); err != nil {
-		return err
-	}
-	if d, derr := os.Open(filepath.Dir(abs)); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }
 
 // lineEnding is the line ending a note uses: CRLF when its first line ends
@@ -422,19 +341,25 @@ func appendText(rel, before, text, heading string) (string, error) {
 }
 
 // replaceOnce replaces find, which must occur exactly once, with replace.
+// In a CRLF note, find and replace written with LF line ends match and are
+// written with the note's CRLF; every occurrence of either form counts.
 func replaceOnce(before, find, replace string) (string, error) {
 	if find == "" {
 		return "", fmt.Errorf("%w: find is empty; give the exact text to replace", ErrEdit)
 	}
-	switch n := strings.Count(before, find); n {
+	n := strings.Count(before, find)
+	if eol := lineEnding(before); eol != "\n" && n == 0 {
+		if crlf := withEnding(find, eol); crlf != find {
+			if n = strings.Count(before, crlf); n > 0 {
+				find, replace = crlf, withEnding(replace, eol)
+			}
+		}
+	}
+	switch n {
 	case 0:
 		hint := ""
 		if strings.Contains(strings.ToLower(before), strings.ToLower(find)) {
 			hint = " (it occurs with different capitalization)"
-		} else if eol := lineEnding(before); eol != "\n" && strings.Contains(before, withEnding(find, eol)) {
-			find = withEnding(find, eol)
-			replace = withEnding(replace, eol)
-			return strings.Replace(before, find, replace, 1), nil
 		}
 		return "", fmt.Errorf("%w: the text to find does not occur in the note%s; read the note and copy the text exactly", ErrEdit, hint)
 	case 1:

@@ -173,8 +173,8 @@ func TestApplyCreateRace(t *testing.T) {
 	}
 	// The no-replace link refuses too when the check passes and the note
 	// appears just before the write.
-	if err := writeAtomic(filepath.Join(root, "Fresh.md"), []byte("agent"), 0o644, true); !errors.Is(err, os.ErrExist) {
-		t.Fatalf("writeAtomic over an existing note: %v", err)
+	if err := createNew(filepath.Join(root, "Fresh.md"), []byte("agent")); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("createNew over an existing note: %v", err)
 	}
 }
 
@@ -329,7 +329,7 @@ func TestCrashBeforeRename(t *testing.T) {
 	if got := read(t, filepath.Join(root, "Note.md")); got != original {
 		t.Fatalf("the note changed:\n%s", got)
 	}
-	temps, _ := filepath.Glob(filepath.Join(root, ".Note.md.vault-agent-*.tmp"))
+	temps, _ := filepath.Glob(filepath.Join(root, tempPattern))
 	if len(temps) != 1 || !strings.Contains(read(t, temps[0]), "Crashed.") {
 		t.Fatalf("want the written temporary file left behind, got %v", temps)
 	}

@@ -204,12 +204,9 @@ func (v *Vault) Undo(j *Journal, runID string) ([]Undone, error) {
 			return out, fmt.Errorf("undo: %w", err)
 		}
 		if e.Created {
-			err = remove(abs)
+			err = removeChecked(abs, e.AfterHash)
 		} else {
-			var st fs.FileInfo
-			if st, err = os.Stat(abs); err == nil {
-				err = writeAtomic(abs, []byte(e.Before), st.Mode().Perm(), false)
-			}
+			err = replaceChecked(abs, e.AfterHash, []byte(e.Before))
 		}
 		if err != nil {
 			return out, fmt.Errorf("undo %s of %q: %w", e.Op, e.Path, err)
