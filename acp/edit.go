@@ -7,6 +7,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/vault-agent/vault-agent/service"
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Permission options of an edit: allow once or reject; nothing is allowed
@@ -15,6 +16,10 @@ const (
 	optionAllow  sdk.PermissionOptionId = "allow"
 	optionReject sdk.PermissionOptionId = "reject"
 )
+
+// hiddenWarning goes with the diff of an edit that writes characters the
+// diff shows escaped.
+const hiddenWarning = `This edit writes control or text-direction characters, shown escaped in the diff (\r, \x1b, \u202e...); the note gets the characters themselves.`
 
 // editApprover asks the client about each edit of one prompt turn with
 // session/request_permission (the edit tool call, its diff and the note as
@@ -32,13 +37,19 @@ var _ service.HostWriter = (*editApprover)(nil)
 
 func (a *editApprover) Approve(ctx context.Context, p *service.EditProposal) (service.Decision, error) {
 	kind, status := sdk.ToolKindEdit, sdk.ToolCallStatusPending
-	title := fmt.Sprintf("Edit %s", p.Path)
+	title := fmt.Sprintf("Edit %s", vault.Printable(p.Path))
 	if p.Create {
-		title = fmt.Sprintf("Create %s", p.Path)
+		title = fmt.Sprintf("Create %s", vault.Printable(p.Path))
 	}
-	diff := sdk.ToolDiffContent(p.Abs, p.After)
+	// The editor shows the texts as they are: a carriage return or an
+	// escape sequence would show another line than the one written.
+	diff := sdk.ToolDiffContent(p.Abs, vault.Printable(p.After))
 	if !p.Create {
-		diff = sdk.ToolDiffContent(p.Abs, p.After, p.Before)
+		diff = sdk.ToolDiffContent(p.Abs, vault.Printable(p.After), vault.Printable(p.Before))
+	}
+	content := []sdk.ToolCallContent{diff}
+	if p.Hidden {
+		content = append(content, sdk.ToolContent(sdk.TextBlock(hiddenWarning)))
 	}
 	resp, err := a.s.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: a.session,
@@ -48,7 +59,7 @@ func (a *editApprover) Approve(ctx context.Context, p *service.EditProposal) (se
 			Kind:       &kind,
 			Status:     &status,
 			Locations:  []sdk.ToolCallLocation{{Path: p.Abs}},
-			Content:    []sdk.ToolCallContent{diff},
+			Content:    content,
 		},
 		Options: []sdk.PermissionOption{
 			{OptionId: optionAllow, Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},

@@ -124,3 +124,41 @@ func TestApplyEditNotSentWhenReadOnly(t *testing.T) {
 		t.Fatal("a note was written in a read-only run")
 	}
 }
+
+// TestApplyEditDiffShowsHiddenCharacters: a model's edit whose text holds a
+// carriage return and an escape sequence reaches the host with them escaped
+// in diff (what the host shows) and as they are in newText (what is
+// written).
+func TestApplyEditDiffShowsHiddenCharacters(t *testing.T) {
+	noLeaks(t)
+	dir := fixture.Copy(t)
+	const content = "safe line\r\x1b[2Kinjected line"
+	model := llm.NewScripted([]llm.Turn{
+		{ToolCalls: call(agent.ToolCreateNote, map[string]any{"path": "Spoof.md", "content": content})},
+		{Content: "Done."},
+	})
+	s := start(t, rpc.Config{Model: model, Env: &service.Env{CacheDir: t.TempDir()}})
+	initialize(t, s, map[string]any{"vault": dir, "settings": map[string]any{"allowEdits": true}})
+	run, err := s.Start("agent/run", map[string]any{"message": "write", "runId": "h1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := s.AwaitNotification(ctxT(t), protocol.MethodApplyEdit, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p protocol.ApplyEditParams
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(p.Diff, "\r\x1b") || !strings.Contains(p.Diff, `+safe line\r\x1b[2Kinjected line`) {
+		t.Errorf("diff = %q", p.Diff)
+	}
+	if p.NewText != content+"\n" {
+		t.Errorf("newText = %q", p.NewText)
+	}
+	if err := s.Respond(req.ID, protocol.ApplyEditResult{Applied: false, Reason: "spoofed"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitRun(t, run)
+}

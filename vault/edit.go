@@ -57,8 +57,13 @@ type Proposal struct {
 	Before   string
 	After    string
 	// Diff is the unified diff from Before to After ("--- a/path",
-	// "+++ b/path"; "--- /dev/null" for a new note).
+	// "+++ b/path"; "--- /dev/null" for a new note), as a person is shown
+	// it: with the characters Printable escapes escaped.
 	Diff string
+	// Hidden is set when the path or the text written holds characters
+	// the diff shows escaped (a carriage return, an escape sequence, a
+	// bidirectional override): an approver should say so.
+	Hidden bool
 }
 
 // Hash is the hash of a note's content that a Proposal and the edit
@@ -85,6 +90,9 @@ func (v *Vault) Propose(req EditRequest) (*Proposal, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		if req.Op != EditCreate {
 			return nil, fmt.Errorf("%s %q: %w; create it with %s", req.Op, rel, ErrNotFound, EditCreate)
+		}
+		if HasHidden(rel) {
+			return nil, fmt.Errorf("%s %q: %w: the name holds control or bidirectional formatting characters; name the note with visible characters only", req.Op, rel, ErrUnsafePath)
 		}
 		p.Create, err = true, nil
 	case err != nil:
@@ -127,11 +135,12 @@ func (v *Vault) Propose(req EditRequest) (*Proposal, error) {
 	if p.After == p.Before && !p.Create {
 		return nil, fmt.Errorf("%s %q: %w: the edit changes nothing", req.Op, rel, ErrEdit)
 	}
-	from := "a/" + rel
+	from := "a/" + Printable(rel)
 	if p.Create {
 		from = "/dev/null"
 	}
-	p.Diff = udiff.Unified(from, "b/"+rel, p.Before, p.After)
+	p.Diff = udiff.Unified(from, "b/"+Printable(rel), Printable(p.Before), Printable(p.After))
+	p.Hidden = HasHidden(rel) || HasHidden(p.After)
 	return p, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/vault-agent/vault-agent/service"
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // terminalApprover asks about each edit of `ask --allow-edits` on the
@@ -31,9 +32,15 @@ func newTerminalApprover(in io.Reader, out io.Writer, tty, yes bool) *terminalAp
 // Approve shows the proposal and waits for the answer, or for ctx to end
 // (the request-input timeout, Ctrl-C).
 func (a *terminalApprover) Approve(ctx context.Context, p *service.EditProposal) (service.Decision, error) {
-	fmt.Fprintf(a.out, "\nThe agent proposes to %s %s:\n%s", verbOf(p.Op, p.Create), p.Path, p.Diff)
-	if !strings.HasSuffix(p.Diff, "\n") {
+	// The diff is escaped already; escaping again costs nothing and keeps
+	// the terminal safe whatever made the proposal.
+	diff := vault.Printable(p.Diff)
+	fmt.Fprintf(a.out, "\nThe agent proposes to %s %s:\n%s", verbOf(p.Op, p.Create), vault.Printable(p.Path), diff)
+	if !strings.HasSuffix(diff, "\n") {
 		fmt.Fprintln(a.out)
+	}
+	if p.Hidden {
+		fmt.Fprintln(a.out, `Warning: this edit writes control or text-direction characters, shown escaped above (\r, \x1b, \u202e...); the note gets the characters themselves.`)
 	}
 	switch {
 	case a.yes:

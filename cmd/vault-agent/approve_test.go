@@ -110,3 +110,32 @@ func TestAskAllowEditsAndUndo(t *testing.T) {
 		t.Fatalf("--yes without --allow-edits: %+v", r)
 	}
 }
+
+// TestTerminalApproverShowsHiddenCharacters: an edit whose text holds a
+// carriage return and an escape sequence reaches the terminal escaped, with
+// a warning, so the person sees the line that would be written.
+func TestTerminalApproverShowsHiddenCharacters(t *testing.T) {
+	dir := t.TempDir()
+	v, err := vault.Open(dir, vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := v.Propose(vault.EditRequest{Op: vault.EditCreate, Path: "Plan.md", Content: "rm -rf ~/Notes\r\x1b[2Kall good"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	a := newTerminalApprover(strings.NewReader("n\n"), &out, true, false)
+	if _, err := a.Approve(context.Background(), &service.EditProposal{Proposal: p}); err != nil {
+		t.Fatal(err)
+	}
+	shown := out.String()
+	if strings.ContainsAny(shown, "\r\x1b") {
+		t.Fatalf("raw control characters reached the terminal: %q", shown)
+	}
+	for _, want := range []string{`rm -rf ~/Notes\r\x1b[2Kall good`, "escaped"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the terminal did not show %q:\n%s", want, shown)
+		}
+	}
+}

@@ -16,7 +16,7 @@ type ApplyEditParams struct {
 	URI string `json:"uri"`
 	// Operation is the tool that proposes it: create_note, append_to_note, replace_in_note or set_properties.
 	Operation string `json:"operation"`
-	// Diff is the unified diff of the change ("--- a/<path>" / "+++ b/<path>"; "--- /dev/null" for a new note).
+	// Diff is the unified diff of the change ("--- a/<path>" / "+++ b/<path>"; "--- /dev/null" for a new note), to show the person: control characters, text-direction (bidi) characters and bytes that are not UTF-8 are escaped in it (\r, \x1b, \u202e), so the line shown is the line written; newText has them as they are.
 	Diff string `json:"diff"`
 	// Hash is the hex SHA-256 of the note as the agent read it; absent for a new note. The edit is refused if the note no longer has it when approved.
 	Hash string `json:"hash,omitempty"`
