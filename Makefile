@@ -36,9 +36,11 @@ test: node-deps
 # 40 s of fuzzing; a failing input is saved under the package's
 # testdata/fuzz/ and fails the target. The targets: the JSON-RPC framing,
 # every handler on arbitrary params (no panic, one reply each), the markdown
-# parser (seeded with the inputs that were quadratic) and the query parser.
+# parser (seeded with the inputs that were quadratic), the query parser, and
+# undo on torn, truncated, huge and hostile edit journals (it never writes
+# outside the vault, nor over a note no journaled edit left).
 FUZZTIME     ?= 10s
-FUZZ_TARGETS ?= rpc:FuzzStream rpc:FuzzHandlers vault:FuzzParse search:FuzzParseQuery
+FUZZ_TARGETS ?= rpc:FuzzStream rpc:FuzzHandlers vault:FuzzParse search:FuzzParseQuery vault:FuzzJournal
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

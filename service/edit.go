@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -90,6 +92,11 @@ func journalPath(opts Options, env Env, root string) (string, error) {
 	return abs, nil
 }
 
+// openJournal opens the edit journal at path, logging to log.
+func openJournal(path string, log *slog.Logger) *vault.Journal {
+	return vault.OpenJournal(path, vault.JournalOptions{Logger: log})
+}
+
 // inside reports whether p is in the folder root.
 func inside(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
@@ -116,11 +123,12 @@ func (e *editor) Edit(ctx context.Context, req vault.EditRequest) (*agent.EditOu
 	return e.s.Edit(ctx, e.runID, e.approver, req)
 }
 
-// Edit works out one edit, asks approver, and when approved writes it
-// (atomically, refusing a note changed since it was read), journals it
-// with the note's previous content, and updates the index before
-// returning. An edit that cannot be proposed is an error; one refused, not
-// answered before ctx's deadline, or in conflict is an outcome with
+// Edit works out one edit, asks approver, and when approved journals it
+// with the note's previous content and writes it (atomically, refusing a
+// note changed since it was read or that cannot be written), and updates
+// the index before returning. An edit that cannot be proposed is an error;
+// one refused, not answered before ctx's deadline, in conflict, refused by
+// the file system or that could not be journaled is an outcome with
 // Applied false and the reason. Edits of one Service are written one at a
 // time.
 func (s *Service) Edit(ctx context.Context, runID string, approver Approver, req vault.EditRequest) (*agent.EditOutcome, error) {
@@ -156,43 +164,89 @@ func (s *Service) Edit(ctx context.Context, runID string, approver Approver, req
 		}
 		return out, nil
 	}
-	hash, err := s.write(ctx, ep, approver)
-	if errors.Is(err, vault.ErrConflict) || errors.Is(err, vault.ErrExists) {
+	err = s.write(ctx, ep, approver)
+	switch {
+	case errors.Is(err, vault.ErrConflict) || errors.Is(err, vault.ErrExists):
 		out.Reason = "not applied: " + err.Error()
 		return out, nil
-	}
-	if err != nil {
+	case errors.Is(err, fs.ErrPermission):
+		out.Reason = "not applied: " + err.Error()
+		s.log.Info("edit refused: the note cannot be written", "run", runID, "path", p.Path, "error", err)
+		return out, nil
+	case errors.Is(err, errNotJournaled):
+		out.Reason = "not applied: " + err.Error()
+		s.log.Error("an edit was not applied: it could not be journaled, so it could not have been undone", "path", p.Path, "error", err)
+		return out, nil
+	case err != nil:
 		return nil, err
 	}
 	out.Applied = true
-	if _, err := s.journal.Record(vault.JournalEntry{RunID: runID, Op: p.Op, Path: p.Path, Created: p.Create,
-		Before: p.Before, BeforeHash: p.BaseHash, AfterHash: hash}); err != nil {
-		s.log.Error("the edit was applied but could not be journaled; it cannot be undone", "path", p.Path, "error", err)
-		out.Reason = "applied, but not journaled (it cannot be undone): " + err.Error()
-	}
 	s.reindex(ctx, p.Path)
 	s.log.Info("edit applied", "run", runID, "op", p.Op, "path", p.Path)
 	return out, nil
 }
 
+// errNotJournaled refuses an edit whose record could not be written: an
+// edit that could not be undone is not made.
+var errNotJournaled = errors.New("the edit could not be journaled, so it could not be undone")
+
 // write writes an approved edit, through the host when it writes edits
-// itself, and returns the hash of the note written.
-func (s *Service) write(ctx context.Context, ep *EditProposal, approver Approver) (string, error) {
+// itself. The edit is journaled before it is written, once the note is
+// checked unchanged, and the record corrected after when the edit was not
+// written after all (a conflict at the last moment, a failed write) or
+// left the note with another content than meant (a host that adds a final
+// newline): the journal holds what is on disk.
+func (s *Service) write(ctx context.Context, ep *EditProposal, approver Approver) error {
 	s.editMu.Lock()
 	defer s.editMu.Unlock()
-	if hw, ok := approver.(HostWriter); ok {
-		if err := s.vault.CheckUnchanged(ep.Proposal); err != nil {
-			return "", err
-		}
-		wrote, err := hw.WriteEdit(ctx, ep)
-		if err != nil {
-			return "", fmt.Errorf("%s %q through the host: %w", ep.Op, ep.Path, err)
-		}
-		if wrote {
-			return vault.Hash([]byte(ep.After)), nil
-		}
+	if err := s.vault.CheckUnchanged(ep.Proposal); err != nil {
+		return err
 	}
-	return s.vault.Apply(ep.Proposal)
+	want := vault.Hash([]byte(ep.After))
+	rec, err := s.journal.Record(vault.JournalEntry{RunID: ep.RunID, Op: ep.Op, Path: ep.Path, Created: ep.Create,
+		Before: ep.Before, BeforeHash: ep.BaseHash, AfterHash: want})
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotJournaled, err)
+	}
+	got, err := s.writeNote(ctx, ep, approver)
+	switch {
+	case err != nil:
+		s.correct(vault.JournalEntry{RunID: ep.RunID, Op: vault.OpVoid, Path: ep.Path, Amends: rec.Seq})
+		return err
+	case got != want:
+		s.correct(vault.JournalEntry{RunID: ep.RunID, Op: vault.OpAmend, Path: ep.Path, Amends: rec.Seq, AfterHash: got})
+	}
+	return nil
+}
+
+// writeNote writes an edit and returns the hash of the note as written.
+func (s *Service) writeNote(ctx context.Context, ep *EditProposal, approver Approver) (string, error) {
+	hw, ok := approver.(HostWriter)
+	if !ok {
+		return s.vault.Apply(ep.Proposal)
+	}
+	wrote, err := hw.WriteEdit(ctx, ep)
+	if err != nil {
+		return "", fmt.Errorf("%s %q through the host: %w", ep.Op, ep.Path, err)
+	}
+	if !wrote {
+		return s.vault.Apply(ep.Proposal)
+	}
+	// The host may have written other bytes than asked (a final newline,
+	// its own line ends): what undo must find is what is on disk.
+	hash, err := s.vault.NoteHash(ep.Path)
+	if err != nil {
+		return "", fmt.Errorf("%s %q: the host wrote the note, but it cannot be read back: %w", ep.Op, ep.Path, err)
+	}
+	return hash, nil
+}
+
+// correct journals the correction of an edit's record; one that cannot
+// be written is logged: undo may then refuse the run as changed since.
+func (s *Service) correct(e vault.JournalEntry) {
+	if _, err := s.journal.Record(e); err != nil {
+		s.log.Error("the edit journal could not record what an edit wrote; undoing its run may be refused", "path", e.Path, "op", e.Op, "error", err)
+	}
 }
 
 // reindex brings the index up to date with one note at once, rather than
@@ -239,7 +293,7 @@ func Undo(ctx context.Context, opts Options, runID string) ([]vault.Undone, stri
 	if err != nil {
 		return nil, "", err
 	}
-	done, err := v.Undo(vault.OpenJournal(jp), runID)
+	done, err := v.Undo(openJournal(jp, opts.Logger), runID)
 	return done, jp, err
 }
 

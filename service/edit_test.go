@@ -78,7 +78,7 @@ func TestEditApprovedIsWrittenIndexedJournaledAndUndone(t *testing.T) {
 	if jp == "" || strings.HasPrefix(jp, s.Vault().Root()) {
 		t.Fatalf("journal %q must be outside the vault", jp)
 	}
-	entries, err := vault.OpenJournal(jp).Entries()
+	entries, err := vault.OpenJournal(jp, vault.JournalOptions{}).Entries()
 	if err != nil || len(entries) != 1 || entries[0].RunID != "run-edit" || entries[0].Before != before {
 		t.Fatalf("journal = %+v %v", entries, err)
 	}
@@ -140,7 +140,7 @@ func TestEditNotApplied(t *testing.T) {
 			if got := readFile(t, filepath.Join(dir, "Inbox.md")); strings.Contains(got, "triaged") || (tc.name != "conflict" && got != before) {
 				t.Fatalf("note = %q", got)
 			}
-			if entries, _ := vault.OpenJournal(s.JournalPath()).Entries(); len(entries) != 0 {
+			if entries, _ := vault.OpenJournal(s.JournalPath(), vault.JournalOptions{}).Entries(); len(entries) != 0 {
 				t.Fatalf("journal = %+v", entries)
 			}
 		})
@@ -236,5 +236,70 @@ func TestUndoWithoutIndex(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "New.md")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("the created note is still there")
+	}
+}
+
+// TestEditNotJournaledIsNotApplied: when the journal cannot be written,
+// the edit is not written either (it could not be undone), and the model
+// is told so.
+func TestEditNotJournaledIsNotApplied(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(blocker, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := scriptedEdit(agent.ToolAppendToNote, map[string]any{"path": "Inbox.md", "content": "- lost if applied"})
+	s, dir := openFixture(t, Options{Model: model, Agent: true, Journal: filepath.Join(blocker, "edits.jsonl")})
+	before := readFile(t, filepath.Join(dir, "Inbox.md"))
+	msg := editRun(t, s, model, Settings{}, Approved)
+	if !strings.Contains(msg, `"applied":false`) || !strings.Contains(msg, "could not be journaled") {
+		t.Fatalf("tool message = %s", msg)
+	}
+	if got := readFile(t, filepath.Join(dir, "Inbox.md")); got != before {
+		t.Fatalf("the edit was written without a journal record: %q", got)
+	}
+}
+
+// failingWriter lets the service write the first edit and fails to write
+// the others, as an editor whose fs/write_text_file errs.
+type failingWriter struct{ calls int }
+
+func (f *failingWriter) Approve(context.Context, *EditProposal) (Decision, error) {
+	return Decision{Approved: true}, nil
+}
+
+func (f *failingWriter) WriteEdit(context.Context, *EditProposal) (bool, error) {
+	f.calls++
+	if f.calls == 1 {
+		return false, nil
+	}
+	return false, errors.New("the editor could not save the file")
+}
+
+// TestEditVoidedWhenNotWritten: an edit journaled before its write that
+// then fails is voided in the journal, so undoing its run is not refused
+// for it.
+func TestEditVoidedWhenNotWritten(t *testing.T) {
+	model := llm.NewScripted([]llm.Turn{
+		{ToolCalls: []llm.ScriptedToolCall{{Name: agent.ToolAppendToNote, Arguments: map[string]any{"path": "Inbox.md", "content": "- one"}}}},
+		{ToolCalls: []llm.ScriptedToolCall{{Name: agent.ToolCreateNote, Arguments: map[string]any{"path": "Made.md", "content": "made"}}}},
+		{Content: "done"},
+	})
+	s, dir := openFixture(t, Options{Model: model, Agent: true})
+	inbox := filepath.Join(dir, "Inbox.md")
+	before := readFile(t, inbox)
+	msg := editRun(t, s, model, Settings{}, &failingWriter{})
+	if !strings.Contains(msg, "could not save") {
+		t.Fatalf("tool message = %s", msg)
+	}
+	entries, err := vault.OpenJournal(s.JournalPath(), vault.JournalOptions{}).Entries()
+	if err != nil || len(entries) != 3 || entries[2].Op != vault.OpVoid || entries[2].Amends != entries[1].Seq {
+		t.Fatalf("journal = %+v, %v", entries, err)
+	}
+	done, err := s.Undo(context.Background(), "run-edit")
+	if err != nil || len(done) != 1 || done[0].Path != "Inbox.md" {
+		t.Fatalf("undo = %+v, %v", done, err)
+	}
+	if got := readFile(t, inbox); got != before {
+		t.Fatalf("Inbox.md after undo = %q", got)
 	}
 }

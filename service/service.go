@@ -221,7 +221,7 @@ func begin(ctx context.Context, opts Options) (s *Service, err error) {
 	if jp, err := journalPath(opts, s.env, s.vault.Root()); err != nil {
 		s.log.Debug("no edit journal: edits are refused", "error", err)
 	} else {
-		s.journal = vault.OpenJournal(jp)
+		s.journal = openJournal(jp, s.log)
 	}
 	if opts.Agent {
 		reviews := ""

@@ -58,7 +58,7 @@ func TestServicesShareTheIndex(t *testing.T) {
 	if err != nil || len(res.Results) == 0 || res.Results[0].Path != "Ideas/Heron.md" {
 		t.Fatalf("the note the follower wrote, at the holder: %+v %v", res, err)
 	}
-	entries, err := vault.OpenJournal(follower.JournalPath()).Entries()
+	entries, err := vault.OpenJournal(follower.JournalPath(), vault.JournalOptions{}).Entries()
 	if err != nil || len(entries) != 1 || follower.JournalPath() != holder.JournalPath() {
 		t.Errorf("journal %s: %+v %v", follower.JournalPath(), entries, err)
 	}

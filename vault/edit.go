@@ -252,6 +252,20 @@ func (v *Vault) CheckUnchanged(p *Proposal) error {
 	return nil
 }
 
+// NoteHash returns the hash of the note at rel as it is on disk, read as
+// edits read it (for a host that wrote an edit itself).
+func (v *Vault) NoteHash(rel string) (string, error) {
+	_, abs, err := v.editPath(rel)
+	if err != nil {
+		return "", err
+	}
+	data, _, err := readForEdit(abs)
+	if err != nil {
+		return "", err
+	}
+	return Hash(data), nil
+}
+
 // Abs returns the absolute path an edit of rel writes, checked as edits
 // are.
 func (v *Vault) Abs(rel string) (string, error) {

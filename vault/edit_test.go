@@ -251,7 +251,7 @@ func TestSetPropertiesRefusesBrokenYAML(t *testing.T) {
 
 func TestUndo(t *testing.T) {
 	v, root, _ := editVault(t)
-	j := OpenJournal(filepath.Join(t.TempDir(), "edits.jsonl"))
+	j := OpenJournal(filepath.Join(t.TempDir(), "edits.jsonl"), JournalOptions{})
 	original := read(t, filepath.Join(root, "Note.md"))
 	apply := func(run string, req EditRequest) {
 		t.Helper()

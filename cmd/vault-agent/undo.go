@@ -19,7 +19,10 @@ func newUndoCmd(g *globalFlags) *cobra.Command {
 		Long: `Undo the edits an agent run applied (with allowEdits, after your approval): each note the run
 changed gets its previous content back, and each note it created is removed. The edits are read
 from the journal kept beside the index, outside the vault. Without --run the latest run with edits
-not yet undone is undone. If a note changed since the run edited it, nothing is undone.`,
+not yet undone is undone. If a note changed since the run edited it, nothing is undone.
+
+The journal keeps the latest runs: past 64 MiB (with the previous contents stored beside it) its
+oldest runs are dropped and can no longer be undone.`,
 		Example: `  vault-agent undo --vault ~/Notes
   vault-agent undo --vault ~/Notes --run run-1718000000000-3`,
 		Args: cobra.NoArgs,
@@ -44,9 +47,12 @@ not yet undone is undone. If a note changed since the run edited it, nothing is 
 				return &exitError{code: 1, err: err}
 			}
 			for _, u := range done {
-				if u.Removed {
+				switch {
+				case u.Already:
+					fmt.Fprintf(cmd.OutOrStdout(), "%s was already as before the run (its %s was not written)\n", u.Path, u.Op)
+				case u.Removed:
 					fmt.Fprintf(cmd.OutOrStdout(), "removed %s (created by the run)\n", u.Path)
-				} else {
+				default:
 					fmt.Fprintf(cmd.OutOrStdout(), "restored %s (undid %s)\n", u.Path, u.Op)
 				}
 			}
