@@ -23,7 +23,7 @@ import (
 // change shape.
 const (
 	toolsVersion  = "1.0.0"
-	PromptVersion = "react-1.0.0"
+	PromptVersion = "react-1.1.0"
 )
 
 // toolEnv is all a vault tool may touch: never the run's state (see Tool).

@@ -15,7 +15,7 @@ import (
 
 // PARPromptVersion is the version of the par loop's prompts (prompt_version
 // of its events). Change it whenever a par prompt changes.
-const PARPromptVersion = "par-1.0.0"
+const PARPromptVersion = "par-1.1.0"
 
 // Phases of the par loop, as recorded in ModelResponded events.
 const (
@@ -168,7 +168,7 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 		if res := stopped(); res != nil {
 			return res
 		}
-		r.withSystem(parPlanPrompt(all, previous, planErr))
+		r.withSystem(parPlanPrompt(r.preamble(parMode), all, previous, planErr))
 		resp, err := r.modelCall(runCtx, callSpec{phase: parPhasePlan,
 			refs: References{PromptVersion: PARPromptVersion, SectionKey: "planning"}})
 		if err != nil {
@@ -213,7 +213,7 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 		refs := References{PlanID: r.planRefs, StepID: step.ID, PromptVersion: PARPromptVersion}
 
 		refs.SectionKey = "action"
-		r.withSystem(parActPrompt(plan, version, step, attempts[step.ID], notes))
+		r.withSystem(parActPrompt(r.preamble(parMode), plan, version, step, attempts[step.ID], notes))
 		resp, err := r.modelCall(runCtx, callSpec{phase: parPhaseAct, tools: pickDefs(all, stepTools), refs: refs})
 		if err != nil {
 			return failed(parPhaseAct, err)
@@ -235,7 +235,7 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 		}
 
 		refs.SectionKey = "reflection"
-		r.withSystem(parReflectPrompt(plan, version, step, actText, len(resp.ToolCalls)))
+		r.withSystem(parReflectPrompt(r.preamble(parMode), plan, version, step, actText, len(resp.ToolCalls)))
 		resp, err = r.modelCall(runCtx, callSpec{phase: parPhaseReflect, refs: refs})
 		if err != nil {
 			return failed(parPhaseReflect, err)
@@ -297,7 +297,7 @@ func (r *runState) parLoop(runCtx, timeoutCtx context.Context, user string, hist
 	if res := stopped(); res != nil {
 		return res
 	}
-	r.withSystem(parSynthesisPrompt(plan, version, notes))
+	r.withSystem(parSynthesisPrompt(r.preamble(parMode), plan, version, notes))
 	resp, err := r.modelCall(runCtx, callSpec{phase: parPhaseSynthesis, stream: true,
 		refs: References{PlanID: r.planRefs, PromptVersion: PARPromptVersion, SectionKey: "action"}})
 	if err != nil {
@@ -417,12 +417,11 @@ func parseReflection(content, stepID string) parReflection {
 
 // The par prompts. Each carries the tag the offline model keys on.
 
-const parPreamble = `You are vault-agent, an assistant that answers questions about the user's markdown notes (an Obsidian-style vault).
-You cannot edit the vault; you can only search and read it with tools. You work in Plan → Act → Reflect mode.`
+const parMode = "You work in Plan → Act → Reflect mode."
 
-func parPlanPrompt(tools []llm.ToolDef, previous string, prevErr error) string {
+func parPlanPrompt(preamble string, tools []llm.ToolDef, previous string, prevErr error) string {
 	var b strings.Builder
-	b.WriteString(parPreamble)
+	b.WriteString(preamble)
 	b.WriteString("\n\n" + TagPlan + " Write the plan for the user's request before any tool is used.\n")
 	b.WriteString(`Reply with only a JSON object:
 {"steps": [{"id": "s1", "description": "what this step does", "tools": ["localSearch"], "exit_criteria": "when the step is done"}],
@@ -454,9 +453,9 @@ func writeNotes(b *strings.Builder, notes []parStepNote) {
 	}
 }
 
-func parActPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, attempt int, notes []parStepNote) string {
+func parActPrompt(preamble string, plan planner.TypedPlan, version int, step planner.PlanStep, attempt int, notes []parStepNote) string {
 	var b strings.Builder
-	b.WriteString(parPreamble)
+	b.WriteString(preamble)
 	fmt.Fprintf(&b, "\n\n%s Carry out step %s of plan %s now.\n", TagAct, step.ID, planner.PlanID(version))
 	fmt.Fprintf(&b, "Current step: %s: %s\n", step.ID, step.Description)
 	tools := strings.Join(step.ToolNames(), ", ")
@@ -474,9 +473,9 @@ func parActPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, at
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func parReflectPrompt(plan planner.TypedPlan, version int, step planner.PlanStep, actText string, calls int) string {
+func parReflectPrompt(preamble string, plan planner.TypedPlan, version int, step planner.PlanStep, actText string, calls int) string {
 	var b strings.Builder
-	b.WriteString(parPreamble)
+	b.WriteString(preamble)
 	fmt.Fprintf(&b, "\n\n%s Reflect on step %s of plan %s: judge its outcome against its exit criteria.\n", TagObserve, step.ID, planner.PlanID(version))
 	fmt.Fprintf(&b, "Step %s: %s\nExit criteria: %s\n", step.ID, step.Description, step.ExitCriteria)
 	if calls > 0 {
@@ -497,9 +496,9 @@ Plan:
 	return b.String()
 }
 
-func parSynthesisPrompt(plan planner.TypedPlan, version int, notes []parStepNote) string {
+func parSynthesisPrompt(preamble string, plan planner.TypedPlan, version int, notes []parStepNote) string {
 	var b strings.Builder
-	b.WriteString(parPreamble)
+	b.WriteString(preamble)
 	fmt.Fprintf(&b, "\n\nAll steps of plan %s are done. Write the final answer to the user's request now, from the tool results in the conversation.\n", planner.PlanID(version))
 	b.WriteString("Answer from the notes only and cite every note you use as [[Note Name]]. If the notes do not contain the answer, say so plainly.\n")
 	fmt.Fprintf(&b, "The plan's exit criteria: %s", plan.ExitCriteria)

@@ -22,7 +22,7 @@ import (
 // ROAPromptVersion is the version of the embedded roa prompt templates
 // (prompts/*.md). Change it whenever a template changes. Runs that use a
 // user override from Config.PromptDir report ROAPromptVersion+"+user".
-const ROAPromptVersion = "roa-1.0.0"
+const ROAPromptVersion = "roa-1.1.0"
 
 //go:embed prompts/*.md
 var promptFS embed.FS
@@ -60,6 +60,10 @@ type PromptData struct {
 	// Tools lists the tools offered in the act phase, one "- name: what it
 	// does" line each.
 	Tools string
+	// Access says what the agent may do with the vault: only search and
+	// read it, or also propose edits, each written only if the person
+	// approves it.
+	Access string
 }
 
 // roaPrompts are the parsed templates of one run.
@@ -118,7 +122,7 @@ func loadROAPrompts(dir string) (*roaPrompts, error) {
 		}
 		// Unknown fields ({{.Nope}}) only fail when executed: try it now, so
 		// a broken override fails at the start of the run, not mid-way.
-		sample := PromptData{Goal: "g", Step: 1, MaxSteps: 1, Plan: "p", LastObservation: "o", ToolSummaries: "s", Tools: "- t: d"}
+		sample := PromptData{Goal: "g", Step: 1, MaxSteps: 1, Plan: "p", LastObservation: "o", ToolSummaries: "s", Tools: "- t: d", Access: readOnlyAccess}
 		if err := t.Execute(io.Discard, sample); err != nil {
 			return nil, fmt.Errorf("prompt template %s: %w", name, err)
 		}
@@ -196,7 +200,7 @@ func (r *runState) roa(runCtx, timeoutCtx context.Context, user string) *Result 
 		r.emit(EventTurnStarted, TurnStartedPayload{Iteration: r.iteration}, References{})
 		data := PromptData{
 			Goal: r.goal, Step: r.iteration, MaxSteps: r.cfg.MaxIterations,
-			LastObservation: lastObservation, Tools: toolList,
+			LastObservation: lastObservation, Tools: toolList, Access: r.access(),
 		}
 
 		// Reason.

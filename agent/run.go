@@ -232,7 +232,7 @@ func (r *runState) failed(runCtx context.Context, phase string, err error) *Resu
 // react is the native tool-calling loop: each iteration is one model call
 // plus its tool calls.
 func (r *runState) react(runCtx, timeoutCtx context.Context, user string) *Result {
-	system := reactSystemPrompt
+	system := r.preamble("") + "\n\n" + reactSystemPrompt
 	if r.plan != nil {
 		system += "\n\n" + planner.PromptGuidance
 	}

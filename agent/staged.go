@@ -164,7 +164,7 @@ func (r *runState) stageAttempt(runCtx, timeoutCtx context.Context, pol *planner
 	}
 	defer func() { r.gate = nil }()
 	refs := References{PlanID: r.planRefs, StepID: st.Name, PromptVersion: pol.PromptVersion(), SectionKey: "action", Namespace: "stage:" + st.Name}
-	system := stagePrompt(pol, idx, attempt, rejected, done)
+	system := stagePrompt(r.preamble(stagedMode), pol, idx, attempt, rejected, done)
 	for calls := 0; ; calls++ {
 		if runCtx.Err() != nil {
 			return res, r.finish(stopReasonOf(runCtx), "", nil)
@@ -231,16 +231,15 @@ func stageOutput(st *planner.Stage, text string) (map[string]any, error) {
 	return out, nil
 }
 
-const stagedPreamble = `You are vault-agent, an assistant that answers questions about the user's markdown notes (an Obsidian-style vault).
-You cannot edit the vault; you can only search and read it with tools. You work in stages; do only the current stage's job.`
+const stagedMode = "You work in stages; do only the current stage's job."
 
 // stagePrompt is the system message of a stage attempt. The output schema
 // comes before any other JSON (the offline model takes the first schema it
 // finds).
-func stagePrompt(pol *planner.Policy, idx, attempt int, rejected *stageResult, done []stageResult) string {
+func stagePrompt(preamble string, pol *planner.Policy, idx, attempt int, rejected *stageResult, done []stageResult) string {
 	st := &pol.Stages[idx]
 	var b strings.Builder
-	b.WriteString(stagedPreamble)
+	b.WriteString(preamble)
 	fmt.Fprintf(&b, "\n\n%s Stage %d of %d (%s).\n", StageTag(st.Name), idx+1, len(pol.Stages), strings.Join(pol.StageNames(), " → "))
 	b.WriteString(strings.TrimSpace(st.Prompt))
 	b.WriteString("\n\nEnd the stage by replying with only a JSON object matching this schema:\n")
