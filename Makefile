@@ -38,9 +38,11 @@ test: node-deps
 # every handler on arbitrary params (no panic, one reply each), the markdown
 # parser (seeded with the inputs that were quadratic), the query parser, and
 # undo on torn, truncated, huge and hostile edit journals (it never writes
-# outside the vault, nor over a note no journaled edit left).
+# outside the vault, nor over a note no journaled edit left), and the
+# vectors file damaged anywhere (opening it never fails or crashes; a
+# damaged one is moved aside and rebuilt).
 FUZZTIME     ?= 10s
-FUZZ_TARGETS ?= rpc:FuzzStream rpc:FuzzHandlers vault:FuzzParse search:FuzzParseQuery vault:FuzzJournal
+FUZZ_TARGETS ?= rpc:FuzzStream rpc:FuzzHandlers vault:FuzzParse search:FuzzParseQuery vault:FuzzJournal search/semantic:FuzzVectorStore
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -91,8 +92,12 @@ type vaults struct {
 }
 
 type entry struct {
-	root    string
+	root string
+	// ready is closed once the vault's quick open (service.Start) is done;
+	// then opening or err is set, never changed after.
+	ready   chan struct{}
 	opening *service.Opening
+	err     error
 	users   int // guarded by vaults.mu
 }
 
@@ -108,40 +113,71 @@ func (b *vaults) Open(ctx context.Context, root string) (Vault, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotAVault, root, err)
 	}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return nil, errors.New("the server is shutting down")
+	e, starting, err := b.take(real, root)
+	if err != nil {
+		return nil, err
 	}
-	e, ok := b.open[real]
-	if !ok {
-		if b.opts.Index != "" {
-			for other := range b.open {
-				b.mu.Unlock()
-				return nil, fmt.Errorf("%w: --index %s is the index of the vault %s; run another vault-agent acp for %s, or start it without --index", ErrVaultBusy, b.opts.Index, other, root)
-			}
-		}
+	if starting {
 		// The reconcile outlives the session/new that asked for it, so a
-		// client giving up does not leave a half-built index.
+		// client giving up does not leave a half-built index. The lock is
+		// not held meanwhile: other sessions, and Close, go on.
 		opts := b.opts
 		opts.Vault = real
 		opts.Progress = progressLog(b.opts.Logger, real)
-		o, err := service.Start(context.WithoutCancel(ctx), opts)
-		if err != nil {
-			b.mu.Unlock()
-			return nil, openError(err)
-		}
-		e = &entry{root: real, opening: o}
-		b.open[real] = e
+		e.opening, e.err = start(context.WithoutCancel(ctx), opts)
+		close(e.ready)
 	}
-	e.users++
-	b.mu.Unlock()
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		b.release(e)
+		return nil, ctx.Err()
+	}
+	if e.err != nil {
+		b.release(e)
+		return nil, openError(e.err)
+	}
 	svc, err := e.opening.Wait(ctx, nil)
 	if err != nil {
 		b.release(e)
 		return nil, openError(err)
 	}
 	return handle{e: e, b: b, svc: svc}, nil
+}
+
+// take counts one more user of the vault at real, making its entry when
+// there is none (starting: the caller opens it).
+func (b *vaults) take(real, root string) (e *entry, starting bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, false, errors.New("the server is shutting down")
+	}
+	e, ok := b.open[real]
+	if !ok {
+		if b.opts.Index != "" {
+			for other := range b.open {
+				return nil, false, fmt.Errorf("%w: --index %s is the index of the vault %s; run another vault-agent acp for %s, or start it without --index", ErrVaultBusy, b.opts.Index, other, root)
+			}
+		}
+		e = &entry{root: real, ready: make(chan struct{})}
+		b.open[real] = e
+		starting = true
+	}
+	e.users++
+	return e, starting, nil
+}
+
+// start opens a vault with service.Start; a panic in it is an error of
+// this session's open, not the end of the server.
+func start(ctx context.Context, opts service.Options) (o *service.Opening, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("opening the vault %s failed: %v", opts.Vault, r)
+			opts.Logger.Error("opening a vault panicked", "vault", opts.Vault, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	return service.Start(ctx, opts)
 }
 
 // openError marks the errors of opening a vault as the server maps them.
@@ -180,8 +216,11 @@ func (b *vaults) release(e *entry) {
 	}
 	b.mu.Unlock()
 	if last {
-		if err := e.opening.Close(); err != nil {
-			b.opts.Logger.Warn("closing a vault", "vault", e.root, "error", err)
+		<-e.ready // its opener is the user that released it or is still counted
+		if e.opening != nil {
+			if err := e.opening.Close(); err != nil {
+				b.opts.Logger.Warn("closing a vault", "vault", e.root, "error", err)
+			}
 		}
 	}
 }
@@ -197,7 +236,10 @@ func (b *vaults) Close() error {
 	b.mu.Unlock()
 	var errs []error
 	for _, e := range entries {
-		errs = append(errs, e.opening.Close())
+		<-e.ready
+		if e.opening != nil {
+			errs = append(errs, e.opening.Close())
+		}
 	}
 	return errors.Join(errs...)
 }

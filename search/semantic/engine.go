@@ -106,7 +106,7 @@ func Open(opts Options) (*Engine, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	st, err := openStore(opts.Path)
+	st, err := openStore(opts.Path, log.With("component", "semantic"))
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) Sync(ctx context.Context, progress search.ProgressFunc) (Stats,
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
 	st, err := e.update(ctx, e.ix.Paths(), true, progress)
-	if errors.Is(err, errDims) {
+	if errors.Is(err, errDims) || errors.Is(err, errDamaged) {
 		if err = e.restart(); err == nil {
 			st, err = e.update(ctx, e.ix.Paths(), true, progress)
 		}
@@ -534,7 +534,7 @@ func (e *Engine) Watch(ctx context.Context) {
 			if err == nil {
 				_, err = e.update(ctx, changed, false, nil)
 			}
-			if errors.Is(err, errDims) {
+			if errors.Is(err, errDims) || errors.Is(err, errDamaged) {
 				if err = e.restart(); err == nil {
 					_, err = e.update(ctx, e.ix.Paths(), true, nil)
 				}

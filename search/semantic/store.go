@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"os"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -45,9 +48,18 @@ const storeFormat = "1"
 // store keeps vectors and note records in a bbolt file, or in memory when
 // it has none. A bbolt transaction is atomic and durable on commit, so a
 // process killed mid-sync loses at most the batch it had not committed.
-// It is not safe for concurrent use: the Engine serializes its writes.
+// A damaged file (checkStoreFile at open; a panic of bbolt in any
+// transaction after) is moved aside and replaced by an empty one: vectors
+// can always be made again, and until they are, search is lexical for the
+// notes without them. It is not safe for concurrent use: the Engine
+// serializes its writes.
 type store struct {
-	db *bolt.DB // nil: memory only
+	db   *bolt.DB // nil: memory only
+	path string
+	log  *slog.Logger
+	// damaged is set when a transaction found the file damaged: every
+	// later one fails with it until reset replaces the file.
+	damaged error
 
 	model string
 	dims  int
@@ -57,21 +69,52 @@ type store struct {
 }
 
 // openStore opens (or creates) the store at path; "" keeps it in memory.
-// It reports the model and dimension the vectors were made with.
-func openStore(path string) (*store, error) {
-	s := &store{notes: map[string]noteRec{}}
+// It reports the model and dimension the vectors were made with. A damaged
+// file is moved aside (<path>.damaged) and an empty store made in its
+// place.
+func openStore(path string, log *slog.Logger) (*store, error) {
+	s := &store{notes: map[string]noteRec{}, path: path, log: log}
 	if path == "" {
 		s.vecs = map[key]vec{}
 		return s, nil
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("vector store %s is in use by another process", path)
+	err := s.openFile()
+	if errors.Is(err, errDamaged) {
+		s.damaged = err
+		if err = s.moveAside(); err == nil {
+			err = s.openFile()
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open the vector store %s: %w", path, err)
+		return nil, err
 	}
-	s.db = db
+	return s, nil
+}
+
+// openFile opens s.path, checked, and reads its meta and note records.
+func (s *store) openFile() (err error) {
+	if st, serr := os.Stat(s.path); serr == nil && st.Size() > 0 {
+		if err := checkStoreFile(s.path); err != nil {
+			return fmt.Errorf("open the vector store %s: %w", s.path, err)
+		}
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("open the vector store %s: %w: %v", s.path, errDamaged, r)
+		}
+	}()
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: time.Second})
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
+		return fmt.Errorf("vector store %s is in use by another process", s.path)
+	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+		return fmt.Errorf("open the vector store %s: %w: %v", s.path, errDamaged, err)
+	case err != nil:
+		return fmt.Errorf("open the vector store %s: %w", s.path, err)
+	}
+	s.notes = map[string]noteRec{}
+	s.model, s.dims = "", 0
 	err = db.Update(func(tx *bolt.Tx) error {
 		m, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -110,9 +153,61 @@ func openStore(path string) (*store, error) {
 	})
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("read the vector store %s: %w", path, err)
+		return fmt.Errorf("read the vector store %s: %w", s.path, err)
 	}
-	return s, nil
+	s.db, s.damaged = db, nil
+	return nil
+}
+
+// moveAside moves the damaged file out of the way (<path>.damaged, in
+// place of an older one), or removes it when it cannot be moved.
+func (s *store) moveAside() error {
+	aside := s.path + ".damaged"
+	if err := os.Rename(s.path, aside); err != nil {
+		aside = "(removed)"
+		if rerr := os.Remove(s.path); rerr != nil {
+			return fmt.Errorf("%w; it could not be moved aside or removed: %v", s.damaged, rerr)
+		}
+	}
+	s.log.Warn("the vector store was damaged: it was moved aside and is rebuilt, every chunk will be embedded again; search is lexical for the notes without vectors meanwhile",
+		"store", s.path, "movedTo", aside, "error", s.damaged)
+	return nil
+}
+
+// recreate replaces a damaged file with an empty store.
+func (s *store) recreate() error {
+	if s.db != nil {
+		_ = s.db.Close()
+		s.db = nil
+	}
+	if err := s.moveAside(); err != nil {
+		return err
+	}
+	return s.openFile()
+}
+
+// viewTx and updateTx run fn in a transaction; a panic of bbolt in it (an
+// assertion on a damaged page) marks the store damaged and is returned as
+// errDamaged, as every later transaction is, until reset.
+func (s *store) viewTx(fn func(tx *bolt.Tx) error) error { return s.tx(false, fn) }
+
+func (s *store) updateTx(fn func(tx *bolt.Tx) error) error { return s.tx(true, fn) }
+
+func (s *store) tx(write bool, fn func(tx *bolt.Tx) error) (err error) {
+	if s.damaged != nil {
+		return s.damaged
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			s.damaged = fmt.Errorf("vector store %s: %w: %v", s.path, errDamaged, r)
+			err = s.damaged
+		}
+	}()
+	if write {
+		return s.db.Update(fn)
+	}
+	return s.db.View(fn)
 }
 
 func (s *store) close() error {
@@ -125,12 +220,17 @@ func (s *store) close() error {
 // reset drops every vector and records model and dims (0: unknown yet).
 // Note records stay: their keys do not depend on the model.
 func (s *store) reset(model string, dims int) error {
+	if s.damaged != nil && s.db != nil {
+		if err := s.recreate(); err != nil {
+			return err
+		}
+	}
 	s.model, s.dims = model, dims
 	if s.db == nil {
 		s.vecs = map[key]vec{}
 		return nil
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.updateTx(func(tx *bolt.Tx) error {
 		if err := tx.DeleteBucket(bucketVecs); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 			return err
 		}
@@ -165,7 +265,7 @@ func (s *store) get(keys []key, stride int) ([]vec, bool) {
 		return out, true
 	}
 	ok := true
-	s.db.View(func(tx *bolt.Tx) error {
+	err := s.viewTx(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketVecs)
 		for i, k := range keys {
 			v, good := decodeVec(b.Get(k[:]), s.dims, stride)
@@ -177,7 +277,7 @@ func (s *store) get(keys []key, stride int) ([]vec, bool) {
 		}
 		return nil
 	})
-	return out, ok
+	return out, ok && err == nil
 }
 
 // has reports whether the vector of k is stored.
@@ -195,7 +295,9 @@ func (s *store) view(fn func(tx txn)) {
 		fn(nil)
 		return
 	}
-	s.db.View(func(tx *bolt.Tx) error { fn(tx); return nil })
+	// An error (a damaged file) is the store's from now on: the commit
+	// that follows a view reports it.
+	_ = s.viewTx(func(tx *bolt.Tx) error { fn(tx); return nil })
 }
 
 // commit stores vectors and note records, and deletes the records of
@@ -213,7 +315,7 @@ func (s *store) commit(keys []key, vecs []vec, notes map[string]noteRec, gone []
 		}
 		return nil
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.updateTx(func(tx *bolt.Tx) error {
 		if err := putMeta(tx, s.model, s.dims); err != nil {
 			return err
 		}
@@ -268,7 +370,7 @@ func (s *store) collect() (int, error) {
 		return n, nil
 	}
 	var stale [][]byte
-	s.db.View(func(tx *bolt.Tx) error {
+	err := s.viewTx(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketVecs).ForEach(func(k, _ []byte) error {
 			var kk key
 			copy(kk[:], k)
@@ -278,10 +380,10 @@ func (s *store) collect() (int, error) {
 			return nil
 		})
 	})
-	if len(stale) == 0 {
-		return 0, nil
+	if err != nil || len(stale) == 0 {
+		return 0, err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err = s.updateTx(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketVecs)
 		for _, k := range stale {
 			if err := b.Delete(k); err != nil {

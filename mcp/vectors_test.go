@@ -1,0 +1,66 @@
+package mcp_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vault-agent/vault-agent/internal/fixture"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/llm/llmtest"
+	"github.com/vault-agent/vault-agent/mcp"
+	"github.com/vault-agent/vault-agent/service"
+)
+
+// TestServesWithDamagedVectors damages the vectors file beside the index
+// between two starts (64 KiB of random bytes at offset 8192): the server
+// starts, and its search works.
+func TestServesWithDamagedVectors(t *testing.T) {
+	srv := llmtest.NewEmbedServer(t, llmtest.WordVectors(256, map[string]string{"leaven": "sourdough"}))
+	emb, err := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: srv.URL, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := fixture.Copy(t)
+	index := filepath.Join(t.TempDir(), "index")
+	first, err := service.Start(context.Background(), service.Options{Vault: dir, Index: index, Env: &service.Env{}, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Wait(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	f, err := os.OpenFile(index+"-vectors.db", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, 64<<10)
+	for i := range junk {
+		junk[i] = byte(i*7919 + i>>8)
+	}
+	if _, err := f.WriteAt(junk, 8192); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	opening := startVault(t, service.Options{Vault: dir, Index: index, Embedder: emb})
+	s := mcp.New(mcp.Config{Vault: opening, VaultName: "vault", Version: "test", Semantic: true})
+	st, ct := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, st)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": "leaven", "mode": "semantic", "limit": 2}})
+	if err != nil || res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "Sourdough") {
+		t.Fatalf("search_notes after the damage: %+v, %v", res, err)
+	}
+}
