@@ -1,20 +1,24 @@
 package mcp
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 )
 
 // ErrNotLoopback is returned by CheckListenAddr for an address other
-// machines could reach.
+// machines could reach, and by ServeHTTP for such a listener without a
+// token.
 var ErrNotLoopback = errors.New("not a loopback address")
 
-// CheckListenAddr checks an HTTP listen address (host:port). The server
-// has no authentication, so unless allowRemote is set the host must be a
-// loopback address (127.0.0.1, ::1) or localhost: an empty host or 0.0.0.0
-// would serve the whole network.
+// CheckListenAddr checks an HTTP listen address (host:port). Unless
+// allowRemote is set the host must be a loopback address (127.0.0.1, ::1)
+// or localhost: an empty host or 0.0.0.0 would serve the whole network,
+// which needs --allow-remote and a bearer token.
 func CheckListenAddr(addr string, allowRemote bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -29,8 +33,8 @@ func CheckListenAddr(addr string, allowRemote bool) error {
 	if host == "" {
 		host = "all interfaces"
 	}
-	return fmt.Errorf("%q listens on %s, %w; the server has no authentication and would expose the vault to "+
-		"the network: use 127.0.0.1:%s, or pass --allow-remote if you mean it (and protect it yourself)", addr, host, ErrNotLoopback, port)
+	return fmt.Errorf("%q listens on %s, %w; it would expose the vault to the network: use 127.0.0.1:%s, "+
+		"or pass --allow-remote if you mean it (clients then need a bearer token: one is made and printed, or give --token-file)", addr, host, ErrNotLoopback, port)
 }
 
 func isLoopback(host string) bool {
@@ -39,4 +43,34 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// minTokenLen is the shortest token ReadTokenFile accepts: a token is a
+// password that every request presents, and a short one can be guessed.
+const minTokenLen = 16
+
+// NewToken returns a random bearer token (256 bits, URL-safe base64).
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("make a token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// ReadTokenFile reads a bearer token from the file at path: its content,
+// blanks around it trimmed, of at least 16 characters and one line.
+func ReadTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	switch {
+	case len(tok) < minTokenLen:
+		return "", fmt.Errorf("the token in %s is %d characters; use at least %d (e.g. openssl rand -base64 32 > %s)", path, len(tok), minTokenLen, path)
+	case strings.ContainsAny(tok, "\r\n \t"):
+		return "", fmt.Errorf("the token in %s holds blanks or several lines; put the token alone in the file", path)
+	}
+	return tok, nil
 }

@@ -84,28 +84,32 @@ func (s *Server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: NoteURI(found), MIMEType: markdown, Text: string(raw.Content)}}}, nil
 }
 
-// follow registers every note as a resource once the vault is open, then
-// mirrors the index's changes until ctx ends: a note added or removed
+// follow registers every note of the index as a resource at once (an
+// index being reconciled with the disk is open, with the notes it holds),
+// then mirrors the index's changes until ctx ends: a note added or removed
 // changes the resource list (the SDK sends notifications/resources/
 // list_changed, debounced), and a note added, changed or removed sends
 // notifications/resources/updated to the sessions subscribed to its URI.
 func (s *Server) follow(ctx context.Context) {
-	svc, err := s.vault(ctx, nil, nil)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("notes are not offered as resources: the index is not available", "err", err)
-		}
-		return
-	}
-	ix := svc.Index()
-	st := svc.Synced()
-	s.log.Info("index ready", "notes", ix.Count(), "added", st.Added, "updated", st.Updated,
-		"removed", st.Removed, "rebuilt", st.Rebuilt, "took", st.Took.Round(time.Millisecond))
+	ix := s.cfg.Vault.Index()
 	changes := ix.SubscribeChanges()
 	defer changes.Close()
 	for _, m := range ix.Notes() {
 		s.addResource(m)
 	}
+	close(s.listed)
+	go func() {
+		svc, err := s.vault(ctx, nil, nil)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("the index is not available: notes cannot be read", "err", err)
+			}
+			return
+		}
+		st := svc.Synced()
+		s.log.Info("index ready", "notes", svc.Index().Count(), "added", st.Added, "updated", st.Updated,
+			"removed", st.Removed, "rebuilt", st.Rebuilt, "took", st.Took.Round(time.Millisecond))
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -113,6 +117,22 @@ func (s *Server) follow(ctx context.Context) {
 		case <-changes.Ready():
 			s.apply(ctx, ix, changes.Take())
 		}
+	}
+}
+
+// waitListed is a receiving middleware: resources/list waits until the
+// index's notes are resources, so a client listing them right after
+// connecting gets them all.
+func (s *Server) waitListed(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "resources/list" {
+			select {
+			case <-s.listed:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 
@@ -143,5 +163,11 @@ func (s *Server) apply(ctx context.Context, ix *shared.Index, changes []search.N
 	}
 	if len(changes) > 0 {
 		s.log.Debug("notes changed", "changed", len(changes), "removed", len(gone))
+	}
+	// One line for the change, however many sessions missed it (the list
+	// notifications the SDK sends a moment later count at the next one).
+	if n := s.undelivered.Swap(0); n > 0 {
+		s.log.Warn("some sessions could not be told that notes changed (their client is gone or not listening)",
+			"changed", len(changes), "undelivered", n)
 	}
 }

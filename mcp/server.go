@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +42,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of time expressions; nil means time.Now.
 	Now func() time.Time
+	// HTTP configures ServeHTTP: a bearer token, the cap on sessions and
+	// their idle timeout, the read timeouts.
+	HTTP HTTP
 }
 
 // Opening is a vault being opened: *service.Opening.
@@ -48,6 +52,9 @@ type Opening interface {
 	// Wait returns the open vault, reporting the progress of a first
 	// indexing to progress (which may be nil) while it waits.
 	Wait(ctx context.Context, progress search.ProgressFunc) (*service.Service, error)
+	// Index is the vault's index, open (and searchable, with the notes it
+	// holds) while its reconcile with the disk runs.
+	Index() *shared.Index
 }
 
 // ModelInfo describes the agent's model.
@@ -69,6 +76,13 @@ type Server struct {
 	argHints map[string]string
 
 	followOnce sync.Once
+	// listed is closed once the index's notes are resources:
+	// resources/list waits for it.
+	listed chan struct{}
+	// sessions caps the sessions over HTTP; undelivered counts the
+	// notifications the SDK could not deliver (quietSDK).
+	sessions    *sessions
+	undelivered atomic.Int64
 }
 
 // New builds the server: tools, resources, prompts.
@@ -84,14 +98,15 @@ func New(cfg Config) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "mcp")
-	s := &Server{cfg: cfg, log: log, argHints: map[string]string{}}
+	cfg.HTTP = cfg.HTTP.withDefaults()
+	s := &Server{cfg: cfg, log: log, argHints: map[string]string{}, listed: make(chan struct{})}
 	version := cfg.Version
 	if version == "" {
 		version = "dev"
 	}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "vault-agent", Title: "vault-agent", Version: version}, &sdk.ServerOptions{
 		Instructions: s.instructions(),
-		Logger:       log.With("component", "mcp-sdk"),
+		Logger:       slog.New(quietSDK{log.With("component", "mcp-sdk").Handler(), &s.undelivered}),
 		// Subscriptions are tracked by the SDK; these only accept them.
 		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
@@ -101,7 +116,8 @@ func New(cfg Config) *Server {
 			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 	})
-	s.srv.AddReceivingMiddleware(s.hintArguments)
+	s.sessions = &sessions{max: cfg.HTTP.MaxSessions, log: log, srv: s.srv, seen: map[*sdk.ServerSession]*sessionUse{}}
+	s.srv.AddReceivingMiddleware(s.hintArguments, s.sessions.track, s.waitListed)
 	s.addTools()
 	s.addResourceTemplate()
 	s.addPrompts()
@@ -139,26 +155,44 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // handler returns the Streamable HTTP handler of the server. The SDK
 // refuses requests to a loopback address that name another host (DNS
 // rebinding); cross-origin requests from browsers are refused too, so a web
-// page cannot read the vault through a local server.
+// page cannot read the vault through a local server. With a token, every
+// request must carry it.
 func (s *Server) handler() http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
-		Logger: s.log.With("component", "mcp-http"),
+		Logger: slog.New(quietSDK{s.log.With("component", "mcp-http").Handler(), &s.undelivered}),
 		// A client that went away without closing its session does not
-		// keep it forever.
-		SessionTimeout: time.Hour,
+		// keep it long; the cap (sessions.track) bounds how many are kept.
+		SessionTimeout: s.cfg.HTTP.SessionIdle,
 	})
-	return http.NewCrossOriginProtection().Handler(h)
+	var out http.Handler = http.NewCrossOriginProtection().Handler(h)
+	if s.cfg.HTTP.Token != "" {
+		out = requireToken(s.cfg.HTTP.Token, out)
+	}
+	return out
 }
 
 // ServeHTTP serves Streamable HTTP sessions at /mcp on ln until ctx ends.
+// A listener other machines can reach needs Config.HTTP.Token.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	if s.cfg.HTTP.Token == "" && !isLoopbackListener(ln) {
+		return fmt.Errorf("serve MCP on %s: %w: a bearer token is required to serve other machines", ln.Addr(), ErrNotLoopback)
+	}
 	s.startFollowing(ctx)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "vault-agent: the MCP endpoint is /mcp", http.StatusNotFound)
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler: mux,
+		// A client trickling its headers or body, or keeping idle
+		// connections open, holds nothing for long. There is no write
+		// timeout: responses stream (notifications, a long ask_vault).
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       s.cfg.HTTP.ReadTimeout,
+		IdleTimeout:       s.cfg.HTTP.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.With("component", "mcp-http").Handler(), slog.LevelDebug),
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

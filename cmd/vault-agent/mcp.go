@@ -19,7 +19,7 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 	var vf vaultFlags
 	var mf modelFlags
 	var rf runFlags // ask_vault's run flags
-	var httpAddr string
+	var httpAddr, tokenFile string
 	var allowRemote, noAsk, allowEdits bool
 	cmd := &cobra.Command{
 		Use:   "mcp [--vault DIR] [--http 127.0.0.1:PORT]",
@@ -31,7 +31,11 @@ to the vault.
 
 By default the client starts this command and talks over stdin/stdout (stdout carries protocol
 messages only; logs go to stderr). With --http it serves Streamable HTTP at http://ADDR/mcp instead,
-on a loopback address unless --allow-remote is given (there is no authentication).
+on a loopback address unless --allow-remote is given. With --allow-remote every request needs the
+header "Authorization: Bearer <token>": the token is read from --token-file, or made at start and
+printed once on stderr (--token-file works on a loopback address too). At most 64 sessions are kept
+(the one idle the longest is closed for a new one), a session idle for 10 minutes is closed, and a
+client must send a request within 30 seconds and use a kept-alive connection within 60.
 
 The index is the one the other commands use (or --index); it is brought up to date in the
 background, so the client connects at once. When another vault-agent process holds it, this one
@@ -43,7 +47,8 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 		Example: `  vault-agent mcp --vault ~/Notes
   claude mcp add vault -- vault-agent mcp --vault ~/Notes
   vault-agent mcp --vault ~/Notes --base-url http://localhost:11434/v1 --model llama3.1
-  vault-agent mcp --vault ~/Notes --http 127.0.0.1:8765     # then connect to http://127.0.0.1:8765/mcp`,
+  vault-agent mcp --vault ~/Notes --http 127.0.0.1:8765     # then connect to http://127.0.0.1:8765/mcp
+  vault-agent mcp --vault ~/Notes --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/vault-agent/token`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := vf.resolveVault(cmd); err != nil {
@@ -56,10 +61,29 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 			if err := mf.check(cmd); err != nil {
 				return err
 			}
+			var token string
 			if httpAddr != "" {
 				if err := mcp.CheckListenAddr(httpAddr, allowRemote); err != nil {
 					return usageError(cmd, "--http: %v", err)
 				}
+			}
+			if tokenFile != "" {
+				if httpAddr == "" {
+					return usageError(cmd, "--token-file needs --http")
+				}
+				t, err := mcp.ReadTokenFile(tokenFile)
+				if err != nil {
+					return usageError(cmd, "--token-file: %v", err)
+				}
+				token = t
+			}
+			madeToken := false
+			if httpAddr != "" && allowRemote && token == "" {
+				t, err := mcp.NewToken()
+				if err != nil {
+					return err
+				}
+				token, madeToken = t, true
 			}
 			log, err := g.logger()
 			if err != nil {
@@ -81,6 +105,7 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 				Vault: opening, Ask: !noAsk, Model: mcp.ModelInfo{Name: choice.Name(), Offline: choice.Offline()}, AllowEdits: allowEdits,
 				Semantic:  strings.TrimSpace(vf.embedModel) != "",
 				VaultName: filepath.Base(root), Version: version, Logger: log,
+				HTTP: mcp.HTTP{Token: token},
 			})
 			ctx := cmd.Context()
 			if httpAddr == "" {
@@ -94,6 +119,10 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 			if err != nil {
 				return fmt.Errorf("--http %s: %w", httpAddr, err)
 			}
+			if madeToken {
+				// Said once, here, and never logged.
+				fmt.Fprintf(os.Stderr, "vault-agent: MCP clients must send the header \"Authorization: Bearer %s\" (made for this run; give --token-file to keep one)\n", token)
+			}
 			fmt.Fprintf(os.Stderr, "vault-agent: serving MCP (Streamable HTTP) for %s at http://%s/mcp\n", root, ln.Addr())
 			return srv.ServeHTTP(ctx, ln)
 		},
@@ -103,7 +132,8 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 	rf.add(cmd, "ask_vault's default agent loop: react, roa, par or staged", "let ask_vault's agent plan with write_todos",
 		"maximum agent iterations per ask_vault (1-50)", "maximum time of one ask_vault run (at most 24h)")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
-	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (no authentication: protect it yourself)")
+	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address; every request then needs a bearer token (--token-file, or one made and printed at start)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "with --http, require the bearer token in this file (at least 16 characters) of every request")
 	cmd.Flags().BoolVar(&allowEdits, "allow-edits", false, "offer create_note, append_to_note, replace_in_note and set_properties, annotated destructive so the client asks before each call (journaled; vault-agent undo reverts)")
 	cmd.Flags().BoolVar(&noAsk, "no-ask", false, "leave out the ask_vault tool (the client's own model then does all the reading)")
 	return cmd
