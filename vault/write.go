@@ -189,11 +189,14 @@ func createNew(abs string, data []byte) error {
 // replaceChecked replaces the note at abs with data, atomically, if its
 // content still hashes to want: a temporary file in the note's folder,
 // written, synced and given the note's mode, then, after a last check that
-// the note is still the file read and holds the same bytes, renamed over
-// it. A write another program makes in the moment between that check and
-// the rename lands in the replaced file; it is seen there afterwards and
-// its content put back, and the edit is refused as a conflict: nothing
-// another program wrote is lost.
+// the note is still the file read and holds the same bytes, swapped with
+// it (renamed over it where names cannot be swapped). A write another
+// program makes in the moment between that check and the swap lands in the
+// replaced file; it is seen there afterwards, the names are swapped back
+// (what was appended to the edit's file meanwhile is appended to the
+// note), and the edit is refused as a conflict: nothing another program
+// wrote is lost, but for a write begun before the swap and ended after the
+// check that follows it.
 func replaceChecked(abs, want string, data []byte) error {
 	old, err := openForEdit(abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -229,6 +232,18 @@ func replaceChecked(abs, want string, data []byte) error {
 	if afterLastCheck != nil {
 		afterLastCheck(tmp)
 	}
+	switch err := exchange(tmp, abs); {
+	case err == nil:
+		// abs holds the edit, tmp the note as it was, still linked.
+		syncDir(dir)
+		if err := old.unchanged(""); err != nil {
+			renamed = true
+			return swapBack(abs, tmp, data, old)
+		}
+		return nil // the deferred removal drops the note as it was
+	case !errors.Is(err, errNoExchange):
+		return err
+	}
 	if err := os.Rename(tmp, abs); err != nil {
 		return err
 	}
@@ -240,6 +255,41 @@ func replaceChecked(abs, want string, data []byte) error {
 	return nil
 }
 
+// errNoExchange: the file system cannot swap two names atomically.
+var errNoExchange = errors.New("no atomic exchange")
+
+// refusedLate is the conflict of an edit withdrawn because another program
+// wrote the note at the moment it was replaced.
+const refusedLate = "the note changed while the edit was being written; the edit was withdrawn and the note kept as the other program wrote it"
+
+// swapBack undoes an exchange that replaced a file another program was
+// writing at that moment: the names are swapped back, so the note is
+// again the file that program wrote (and writes) to, and what was
+// appended to the edit's file while it was the note is appended to it.
+func swapBack(abs, tmp string, data []byte, old *noteFile) error {
+	defer os.Remove(tmp)
+	if err := exchange(tmp, abs); err != nil {
+		return putBack(abs, nil, data, old)
+	}
+	syncDir(filepath.Dir(abs))
+	mine, err := os.ReadFile(tmp)
+	if err == nil && len(mine) > len(data) && bytes.HasPrefix(mine, data) {
+		f, ferr := os.OpenFile(abs, os.O_WRONLY|os.O_APPEND, 0)
+		if ferr == nil {
+			_, err = f.Write(mine[len(data):])
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		} else {
+			err = ferr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s, but what was appended to the note meanwhile could not be kept: %v", ErrConflict, refusedLate, err)
+	}
+	return fmt.Errorf("%w: %s", ErrConflict, refusedLate)
+}
+
 // errChanged is the conflict of a note whose content is not the one the
 // edit was made from.
 var errChanged = fmt.Errorf("%w: the note changed since it was read; read it again and propose the edit anew", ErrConflict)
@@ -249,7 +299,7 @@ var errChanged = fmt.Errorf("%w: the note changed since it was read; read it aga
 // content as that program left it (with whatever was appended meanwhile
 // to the edit's own file), and the edit is reported as a conflict.
 func putBack(abs string, mine fs.FileInfo, data []byte, old *noteFile) error {
-	const refused = "the note changed while the edit was being written; the edit was withdrawn and the note kept as the other program wrote it"
+	const refused = refusedLate
 	theirs, err := old.content()
 	if err != nil {
 		return fmt.Errorf("%w: %s, but the other program's version could not be read back: %v", ErrConflict, refused, err)
@@ -260,7 +310,7 @@ func putBack(abs string, mine fs.FileInfo, data []byte, old *noteFile) error {
 	}
 	defer cur.Close()
 	st, err := cur.Stat()
-	if err != nil || !os.SameFile(st, mine) {
+	if err != nil || (mine != nil && !os.SameFile(st, mine)) {
 		// Replaced again by someone else: theirs stands.
 		return fmt.Errorf("%w: the note changed while the edit was being written and was replaced since; the edit was withdrawn", ErrConflict)
 	}
