@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,18 +34,7 @@ func TestServesWithDamagedVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Close()
-	f, err := os.OpenFile(index+"-vectors.db", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	junk := make([]byte, 64<<10)
-	for i := range junk {
-		junk[i] = byte(i*7919 + i>>8)
-	}
-	if _, err := f.WriteAt(junk, 8192); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	fixture.Damage(t, index+"-vectors.db", 8192, 64<<10)
 
 	opening := startVault(t, service.Options{Vault: dir, Index: index, Embedder: emb})
 	s := mcp.New(mcp.Config{Vault: opening, VaultName: "vault", Version: "test", Semantic: true})

@@ -36,18 +36,7 @@ func TestInitializeWithDamagedVectors(t *testing.T) {
 	}
 
 	vectors := index + "-vectors.db"
-	f, err := os.OpenFile(vectors, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	junk := make([]byte, 64<<10)
-	for i := range junk {
-		junk[i] = byte(i*7919 + i>>8)
-	}
-	if _, err := f.WriteAt(junk, 8192); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	fixture.Damage(t, vectors, 8192, 64<<10)
 
 	second := sidecar()
 	initialize(t, second, params)

@@ -287,18 +287,11 @@ func isHash(s string) bool {
 // Entries returns every readable record, oldest first. A stored Before
 // (BeforeStored) is not loaded.
 func (j *Journal) Entries() ([]JournalEntry, error) {
-	unlock, err := j.lock()
-	if err != nil {
+	f, unlock, err := j.open()
+	if f == nil || err != nil {
 		return nil, err
 	}
 	defer unlock()
-	f, err := os.Open(j.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
 	defer f.Close()
 	var out []JournalEntry
 	err = j.scan(f, true, func(r record) { out = append(out, r.JournalEntry) })
@@ -461,6 +454,25 @@ func prevNewline(f *os.File, pos int64) (int64, error) {
 		}
 	}
 	return -1, nil
+}
+
+// open takes the journal (lock) and opens its file for reading; with no
+// file yet it returns a nil file and holds nothing. The caller closes the
+// file and calls unlock.
+func (j *Journal) open() (f *os.File, unlock func(), err error) {
+	unlock, err = j.lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err = os.Open(j.path)
+	if err != nil {
+		unlock()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	return f, unlock, nil
 }
 
 // lock takes the journal for this goroutine and process: the mutex, then

@@ -33,18 +33,14 @@ type Undone struct {
 // edits are, and only over the content it checked. The returned edits name
 // the notes written, for an index to follow.
 func (v *Vault) Undo(j *Journal, runID string) ([]Undone, error) {
-	unlock, err := j.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	f, err := os.Open(j.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, unlock, err := j.open()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("undo: %w", err)
+	case f == nil:
 		return nil, fmt.Errorf("undo: %w: there is no edit journal at %s", ErrNothingToUndo, j.path)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("undo: %w", err)
-	}
+	defer unlock()
 	defer f.Close()
 	edits, err := j.pending(f)
 	if err != nil {

@@ -198,7 +198,7 @@ func createNew(abs string, data []byte) error {
 // wrote is lost, but for a write begun before the swap and ended after the
 // check that follows it.
 func replaceChecked(abs, want string, data []byte) error {
-	old, err := openForEdit(abs)
+	old, err := openToChange(abs, want)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: the note was deleted since it was read", ErrConflict)
 	}
@@ -206,12 +206,6 @@ func replaceChecked(abs, want string, data []byte) error {
 		return err
 	}
 	defer old.close()
-	if Hash(old.data) != want {
-		return errChanged
-	}
-	if err := checkWritable(abs, old.info); err != nil {
-		return err
-	}
 	dir := filepath.Dir(abs)
 	tmp, mine, err := writeTemp(dir, data, old.info.Mode().Perm())
 	if err != nil {
@@ -290,6 +284,24 @@ func swapBack(abs, tmp string, data []byte, old *noteFile) error {
 	return fmt.Errorf("%w: %s", ErrConflict, refusedLate)
 }
 
+// openToChange opens the note at abs to replace or remove it: it must
+// still hash to want (else errChanged) and be writable.
+func openToChange(abs, want string) (*noteFile, error) {
+	old, err := openForEdit(abs)
+	if err != nil {
+		return nil, err
+	}
+	if Hash(old.data) != want {
+		old.close()
+		return nil, errChanged
+	}
+	if err := checkWritable(abs, old.info); err != nil {
+		old.close()
+		return nil, err
+	}
+	return old, nil
+}
+
 // errChanged is the conflict of a note whose content is not the one the
 // edit was made from.
 var errChanged = fmt.Errorf("%w: the note changed since it was read; read it again and propose the edit anew", ErrConflict)
@@ -335,7 +347,7 @@ func putBack(abs string, mine fs.FileInfo, data []byte, old *noteFile) error {
 // content still hashes to want. A write that reaches it at the moment of
 // removal is kept: the note is put back with it.
 func removeChecked(abs, want string) error {
-	old, err := openForEdit(abs)
+	old, err := openToChange(abs, want)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // already gone: nothing to undo
 	}
@@ -343,12 +355,6 @@ func removeChecked(abs, want string) error {
 		return err
 	}
 	defer old.close()
-	if Hash(old.data) != want {
-		return errChanged
-	}
-	if err := checkWritable(abs, old.info); err != nil {
-		return err
-	}
 	if err := old.unchanged(abs); err != nil {
 		return err
 	}
