@@ -340,13 +340,10 @@ func (j *Journal) scan(f *os.File, withBefore bool, fn func(record)) error {
 			return fmt.Errorf("journal %s: %w", j.path, err)
 		}
 		if body := bytes.TrimSpace(line); len(body) > 0 {
-			var e JournalEntry
-			if jerr := json.Unmarshal(body, &e); jerr != nil || e.Seq <= 0 || e.Op == "" {
+			e, jerr := parseRecord(body, withBefore)
+			if jerr != nil || e.Seq <= 0 || e.Op == "" {
 				j.log.Warn("skipped a damaged journal record (cut short by a crash, or edited by hand)", "journal", j.path, "line", lineNo)
 			} else {
-				if !withBefore {
-					e.Before = ""
-				}
 				fn(record{JournalEntry: e, off: off, n: n})
 			}
 		}
@@ -356,6 +353,36 @@ func (j *Journal) scan(f *os.File, withBefore bool, fn func(record)) error {
 		}
 	}
 	return nil
+}
+
+// recordHead is a JournalEntry without its Before: decoding into it skips
+// the previous content without copying it.
+type recordHead struct {
+	Seq          int       `json:"seq"`
+	Time         time.Time `json:"time"`
+	RunID        string    `json:"runId"`
+	Op           string    `json:"op"`
+	Path         string    `json:"path"`
+	Created      bool      `json:"created"`
+	BeforeStored bool      `json:"beforeStored"`
+	BeforeHash   string    `json:"beforeHash"`
+	AfterHash    string    `json:"afterHash"`
+	Undoes       int       `json:"undoes"`
+	Amends       int       `json:"amends"`
+}
+
+// parseRecord decodes one line of the journal, with or without its
+// previous content.
+func parseRecord(line []byte, withBefore bool) (JournalEntry, error) {
+	if withBefore {
+		var e JournalEntry
+		err := json.Unmarshal(line, &e)
+		return e, err
+	}
+	var h recordHead
+	err := json.Unmarshal(line, &h)
+	return JournalEntry{Seq: h.Seq, Time: h.Time, RunID: h.RunID, Op: h.Op, Path: h.Path, Created: h.Created,
+		BeforeStored: h.BeforeStored, BeforeHash: h.BeforeHash, AfterHash: h.AfterHash, Undoes: h.Undoes, Amends: h.Amends}, err
 }
 
 // before reads the previous content of the edit r of f, checked against
