@@ -18,3 +18,9 @@ func SetProgressHook(s *Server, fn func(done, total int)) {
 func SetBeforeCall(s *Server, fn func(ctx context.Context, method string)) {
 	s.beforeCall = fn
 }
+
+// SetOpenHook installs a func run as initialize starts opening the vault
+// (tests only).
+func SetOpenHook(s *Server, fn func()) {
+	s.openHook = fn
+}

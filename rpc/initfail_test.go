@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,5 +121,27 @@ func TestIndexCreated(t *testing.T) {
 	res = initialize(t, other, map[string]any{"vault": fixture.Copy(t), "index": indexDir})
 	if res.Index.Created || !res.Index.Rebuilt || res.Index.Reason == "" {
 		t.Errorf("another vault: index = %+v, want rebuilt with a reason", res.Index)
+	}
+}
+
+// TestInitializeRetryAfterPanic: a panic while initialize opens the vault is
+// an internal error, and the server takes the next initialize instead of
+// answering "already in progress" for ever.
+func TestInitializeRetryAfterPanic(t *testing.T) {
+	noLeaks(t)
+	var calls atomic.Int32
+	s := rpctest.StartInProcessWith(t, rpc.Config{}, func(srv *rpc.Server) {
+		rpc.SetOpenHook(srv, func() {
+			if calls.Add(1) == 1 {
+				panic("damaged file")
+			}
+		})
+	})
+	ctx := ctxT(t)
+	err := s.Call(ctx, "initialize", map[string]any{"vault": fixtureVault, "index": filepath.Join(t.TempDir(), "index")}, nil)
+	wantCode(t, err, -32603, "damaged file")
+	res := initialize(t, s, map[string]any{"index": filepath.Join(t.TempDir(), "index2")})
+	if res.Index.Notes == 0 {
+		t.Errorf("index after the retry = %+v", res.Index)
 	}
 }

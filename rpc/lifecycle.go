@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +38,7 @@ func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 	}
 	s.mu.Unlock()
 
-	res, svc, err := s.openVault(ctx, p)
+	res, svc, err := s.openVaultRecovered(ctx, p)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -55,6 +56,23 @@ func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 	s.state = stateReady
 	s.svc = svc
 	return res, nil
+}
+
+// openVaultRecovered is openVault with a panic turned into an internal
+// error here rather than in the handler chain, so that Initialize still
+// leaves the initializing state and the host can retry.
+func (s *Server) openVaultRecovered(ctx context.Context, p *protocol.InitializeParams) (res *protocol.InitializeResult, svc *service.Service, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("initialize: opening the vault panicked", "panic", r, "stack", string(debug.Stack()))
+			res, svc = nil, nil
+			err = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: fmt.Sprintf("initialize: internal error while opening the vault: %v", r)}
+		}
+	}()
+	if s.openHook != nil {
+		s.openHook()
+	}
+	return s.openVault(ctx, p)
 }
 
 func (s *Server) openVault(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, *service.Service, error) {

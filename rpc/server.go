@@ -106,8 +106,11 @@ type Server struct {
 	// progressHook, when set, sees the progress of initialize's index
 	// before the host does, on the indexing goroutine (tests).
 	progressHook func(done, total int)
-	gotShutdown  bool
-	svc          *service.Service // the open vault, once initialized
+	// openHook, when set, runs as initialize starts opening the vault
+	// (tests only).
+	openHook    func()
+	gotShutdown bool
+	svc         *service.Service // the open vault, once initialized
 
 	// testHook, when set, is called by dispatch for methods whose name
 	// starts with "test/" (tests only: panics, slow quick requests).
