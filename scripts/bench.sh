@@ -9,7 +9,7 @@
 # folder DIR (BenchmarkIndexVault), in turn with bleve alone on the same
 # notes (BenchmarkBleveFloor, BenchmarkBleveFloorFTS5Fields: what bleve takes
 # once the documents are made) and with the SQLite FTS5 baseline
-# (internal/eval/fts5.py index, python3) on the same folder, $BENCH_COUNT times
+# (eval/fts5.py index, python3) on the same folder, $BENCH_COUNT times
 # each. The full index of the generated vault is paired with FTS5 the same
 # way. The medians end with each full index's time over FTS5's, the median
 # of the pairs' ratios.
@@ -43,7 +43,7 @@ paired() {
 		for b in "$@"; do
 			"$bin" -test.run '^$' -test.bench "^${b}\$" -test.benchtime 1x 2>&1 | grep -E '^Benchmark' | tee -a "$OUT"
 		done
-		python3 internal/eval/fts5.py index "$vault" "$VAULT_AGENT_BENCH_DIR/fts5.db" "BenchmarkFTS5${name#Benchmark}" | tee -a "$OUT"
+		python3 eval/fts5.py index "$vault" "$VAULT_AGENT_BENCH_DIR/fts5.db" "BenchmarkFTS5${name#Benchmark}" | tee -a "$OUT"
 	done
 	rm -f "$VAULT_AGENT_BENCH_DIR/fts5.db"
 }

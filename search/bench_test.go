@@ -134,7 +134,7 @@ func BenchmarkIndexFull10k(b *testing.B) {
 // BenchmarkIndexVault measures a full index of the vault folder named by
 // $VAULT_AGENT_BENCH_VAULT (a real corpus) into a new on-disk index; it is
 // skipped when that is unset. `make bench BENCH_VAULT=dir` runs it
-// interleaved with the SQLite FTS5 baseline (internal/eval/fts5.py index).
+// interleaved with the SQLite FTS5 baseline (eval/fts5.py index).
 func BenchmarkIndexVault(b *testing.B) {
 	vaultDir := os.Getenv("VAULT_AGENT_BENCH_VAULT")
 	if vaultDir == "" {

@@ -57,7 +57,7 @@ var helpers = map[string]int{
 	"scripts/benchmedian":            0,
 	"scripts/sharemem":               0,
 	"internal/archtest":              0,
-	"internal/eval":                  4, // the relevance harness: search, its vectors and vault, and the offline agent for its answer check
+	"eval":                           4, // the relevance harness: search, its vectors and vault, and the offline agent for its answer check
 	"scripts/eval":                   3,
 }
 

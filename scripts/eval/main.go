@@ -1,5 +1,5 @@
 // Command eval compares vault-agent's search with an SQLite FTS5 baseline on
-// a question set over a vault (see internal/eval). `make eval` runs it:
+// a question set over a vault (see the eval package). `make eval` runs it:
 //
 //	make eval VAULT=../vaults/obsidian-hub QUESTIONS=../shared/eval/hub-questions.json
 //	go run ./scripts/eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild]
@@ -16,7 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"github.com/vault-agent/vault-agent/internal/eval"
+	"github.com/vault-agent/vault-agent/eval"
 	"github.com/vault-agent/vault-agent/search"
 )
 

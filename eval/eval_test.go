@@ -106,7 +106,7 @@ func TestRunVaultAgent(t *testing.T) {
 		{Q: "how do I keep my sourdough starter alive", Expect: []string{"recipes/Sourdough Starter.md"}, Kind: "paraphrase"},
 		{Q: "zzyzx", Expect: []string{"Home.md"}},
 	}
-	e, stats, err := RunVaultAgent(context.Background(), Options{Vault: filepath.Join("..", "..", "testdata", "vault"), Index: t.TempDir()}, qs)
+	e, stats, err := RunVaultAgent(context.Background(), Options{Vault: filepath.Join("..", "testdata", "vault"), Index: t.TempDir()}, qs)
 	if err != nil {
 		t.Fatal(err)
 	}
