@@ -1,7 +1,7 @@
 # vault-agent — build, test, benchmark.
 GO       ?= go
 BIN      ?= bin/vault-agent
-NODE_DIRS := examples/node-client examples/acp-client examples/mcp-client
+NODE_DIRS := examples/node-client examples/acp-client examples/mcp-client scripts/embedserver
 
 .PHONY: build install test test-go fuzz node-deps bench eval lint fmt clean
 
@@ -24,8 +24,9 @@ endif
 
 # The test target installs what the tests need (the npm packages of the
 # Node clients: examples/node-client for serve, examples/acp-client for acp,
-# examples/mcp-client for mcp) so it works on a clean machine with only Go,
-# Node and npm.
+# examples/mcp-client for mcp; and scripts/embedserver, the embeddings
+# server over a real sentence encoder that the tests and make eval use) so
+# it works on a clean machine with only Go, Node and npm.
 test: node-deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...

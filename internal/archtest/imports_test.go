@@ -58,7 +58,8 @@ var helpers = map[string]int{
 	"scripts/sharemem":               0,
 	"internal/archtest":              0,
 	"eval":                           4, // the relevance harness: search, its vectors and vault, and the offline agent for its answer check
-	"scripts/eval":                   3,
+	"scripts/eval":                   4,
+	"scripts/embedserver":            0, // starts the Node embeddings server for tests and make eval
 }
 
 type pkg struct {
