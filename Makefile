@@ -82,6 +82,33 @@ clean:
 # Relevance: vault-agent's search against an SQLite FTS5 baseline (python3)
 # on a question set over a vault. VERBOSE=1 lists every question.
 #   make eval VAULT=../vaults/obsidian-hub QUESTIONS=../shared/eval/hub-questions.json
+# Without VAULT it runs every set of EVAL_SETS (VAULT=QUESTIONS pairs; a set
+# whose vault is missing is skipped): the hub, rockman and Obsidian help
+# sets, the vaults under EVAL_VAULTS. EVAL_EMBED=use-lite also runs hybrid
+# and semantic search with a real sentence encoder (the embeddings server of
+# scripts/embedserver, started for the run; vectors cached by text in
+# EVAL_EMBED_CACHE, so only the first run of a vault embeds it: the hub
+# takes about an hour on 2 cores); EVAL_EMBED=random checks that vectors
+# without signal leave hybrid search equal to lexical.
+EVAL_VAULTS ?= ../vaults
+EVAL_SHARED ?= ../shared/eval
+EVAL_SETS ?= $(EVAL_VAULTS)/obsidian-hub=$(EVAL_SHARED)/hub-questions.json \
+	$(EVAL_VAULTS)/rockman-vault=testdata/eval/rockman-questions.json \
+	$(EVAL_VAULTS)/obsidian-help=testdata/eval/help-questions.json
+EVAL_EMBED ?=
+EVAL_EMBED_CACHE ?=
+EVAL_ARGS = $(if $(VERBOSE),--verbose) $(if $(EVAL_EMBED),--embed $(EVAL_EMBED)) $(if $(EVAL_EMBED_CACHE),--embed-cache $(EVAL_EMBED_CACHE)) $(EVAL_FLAGS)
+
 eval:
-	@test -n "$(VAULT)" -a -n "$(QUESTIONS)" || (echo "usage: make eval VAULT=DIR QUESTIONS=FILE [VERBOSE=1] [EVAL_FLAGS=--rebuild]"; exit 2)
-	$(GO) run ./scripts/eval --vault "$(VAULT)" --questions "$(QUESTIONS)" $(if $(VERBOSE),--verbose) $(EVAL_FLAGS)
+	@if [ -n "$(VAULT)" ]; then \
+		test -n "$(QUESTIONS)" || { echo "usage: make eval [VAULT=DIR QUESTIONS=FILE] [VERBOSE=1] [EVAL_EMBED=use-lite|random] [EVAL_FLAGS=--rebuild]"; exit 2; }; \
+		$(GO) run ./scripts/eval --vault "$(VAULT)" --questions "$(QUESTIONS)" $(EVAL_ARGS); \
+	else \
+		$(GO) build -o bin/eval ./scripts/eval || exit 1; \
+		for set in $(EVAL_SETS); do \
+			v=$${set%%=*}; q=$${set#*=}; \
+			if [ ! -d "$$v" ] || [ ! -f "$$q" ]; then echo "eval: skipping $$v ($$v or $$q missing)"; continue; fi; \
+			echo "## $$(basename $$q) over $$v"; echo; \
+			./bin/eval --vault "$$v" --questions "$$q" $(EVAL_ARGS) || exit 1; echo; \
+		done; \
+	fi

@@ -8,9 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/llm/llmtest"
+	"github.com/vault-agent/vault-agent/scripts/embedserver"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/search/semantic"
 	"github.com/vault-agent/vault-agent/vault"
@@ -22,8 +26,12 @@ type Engine struct {
 	Notes    int
 	Outcomes []Outcome
 	Results  [][]string
-	// Millis is the search time of each question, when measured.
+	// Millis is the search time of each question, when measured, without
+	// the embedding call of the query.
 	Millis []float64
+	// EmbedMillis is the time of the embedding call of each question, for
+	// the modes that make one.
+	EmbedMillis []float64
 	// Asks is the answer check, when run.
 	Asks *Asks
 }
@@ -38,19 +46,32 @@ type Options struct {
 	// Rebuild rebuilds vault-agent's index from scratch first.
 	Rebuild bool
 	Logger  *slog.Logger
-	// Progress, when set, receives indexing progress.
-	Progress search.ProgressFunc
-	// Embed, when set, also runs the questions in semantic and hybrid mode
-	// with an in-process embedder of 768 dimensions: "random" (a vector
-	// per text, no signal at all: hybrid must then stay as good as
-	// lexical) or "words" (the sum of a vector per word: lexical signal).
-	// Its vectors are kept beside the index.
+	// Progress, when set, receives indexing progress; EmbedProgress the
+	// progress of embedding the chunks.
+	Progress      search.ProgressFunc
+	EmbedProgress search.ProgressFunc
+	// Embed, when set, also runs the questions in hybrid and semantic mode
+	// with an embedding model: "use-lite" (Universal Sentence Encoder
+	// lite, a real sentence encoder, served by scripts/embedserver, which
+	// is started for the run), "random" (in process, a vector per text, no
+	// signal at all: hybrid must then rank as lexical search does), "words"
+	// (in process, the sum of a vector per word: lexical signal only), or,
+	// with EmbedBaseURL, the name of a model on that endpoint. Its vectors
+	// are kept beside the index.
 	Embed string
+	// EmbedBaseURL is an OpenAI-compatible endpoint (e.g. Ollama's
+	// http://localhost:11434/v1) serving the model Embed names.
+	EmbedBaseURL string
+	// EmbedCache is where the use-lite server caches its vectors, by text,
+	// so that a re-run embeds nothing new; "" is vault-agent-eval/embed
+	// under the user cache dir.
+	EmbedCache string
 	// Ask also asks every question with the offline model (Engine.Asks).
 	Ask bool
 }
 
-// embedDims is the dimension of the eval's embedders (nomic-embed-text's).
+// embedDims is the dimension of the eval's in-process embedders
+// (nomic-embed-text's).
 const embedDims = 768
 
 // localEmbedder embeds in process with a deterministic function.
@@ -69,14 +90,51 @@ func (l localEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 	return out, nil
 }
 
-func embedderOf(kind string) (semantic.Embedder, error) {
-	switch kind {
-	case "random":
-		return localEmbedder{"random-768", llmtest.RandomVectors(embedDims)}, nil
-	case "words":
-		return localEmbedder{"words-768", llmtest.WordVectors(embedDims, nil)}, nil
+// timedEmbedder adds up the time its embedder takes, so that a search's
+// time can be reported without its embedding call.
+type timedEmbedder struct {
+	semantic.Embedder
+	nanos atomic.Int64
+}
+
+func (t *timedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	start := time.Now()
+	defer func() { t.nanos.Add(int64(time.Since(start))) }()
+	return t.Embedder.Embed(ctx, texts)
+}
+
+// embedderOf returns the embedder opts.Embed names and what stops it.
+func embedderOf(ctx context.Context, opts Options) (semantic.Embedder, func(), error) {
+	none := func() {}
+	switch {
+	case opts.Embed == "random":
+		return localEmbedder{"random-768", llmtest.RandomVectors(embedDims)}, none, nil
+	case opts.Embed == "words":
+		return localEmbedder{"words-768", llmtest.WordVectors(embedDims, nil)}, none, nil
+	case opts.EmbedBaseURL != "":
+		e, err := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: opts.EmbedBaseURL, Model: opts.Embed, Logger: opts.Logger})
+		return e, none, err
+	case opts.Embed == embedserver.Model:
+		cache := opts.EmbedCache
+		if cache == "" {
+			dir, err := os.UserCacheDir()
+			if err != nil {
+				return nil, none, fmt.Errorf("no user cache dir for the vectors of %s (give --embed-cache): %w", embedserver.Model, err)
+			}
+			cache = filepath.Join(dir, "vault-agent-eval", "embed")
+		}
+		srv, err := embedserver.Start(ctx, embedserver.Options{CacheDir: cache, Stderr: os.Stderr})
+		if err != nil {
+			return nil, none, fmt.Errorf("start the %s embeddings server: %w", embedserver.Model, err)
+		}
+		e, err := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: srv.BaseURL, Model: embedserver.Model, Logger: opts.Logger})
+		if err != nil {
+			srv.Close()
+			return nil, none, err
+		}
+		return e, func() { srv.Close() }, nil
 	}
-	return nil, fmt.Errorf("--embed must be random or words, got %q", kind)
+	return nil, none, fmt.Errorf("--embed must be %s, random or words, or a model name with --embed-base-url; got %q", embedserver.Model, opts.Embed)
 }
 
 // RunVaultAgent opens (and syncs) vault-agent's index of the vault and runs
@@ -95,12 +153,14 @@ func RunVaultAgent(ctx context.Context, opts Options, qs []Question) (*Engine, s
 // and semantic, in that order.
 func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*Engine, search.SyncStats, error) {
 	var stats search.SyncStats
-	var emb semantic.Embedder
+	var emb *timedEmbedder
 	if opts.Embed != "" {
-		var err error
-		if emb, err = embedderOf(opts.Embed); err != nil {
+		e, stop, err := embedderOf(ctx, opts)
+		if err != nil {
 			return nil, stats, err
 		}
+		defer stop()
+		emb = &timedEmbedder{Embedder: e}
 	}
 	v, err := vault.Open(opts.Vault, vault.Options{Logger: opts.Logger})
 	if err != nil {
@@ -125,26 +185,21 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 	if err != nil {
 		return nil, stats, err
 	}
-	searchers := []struct {
-		name string
-		fn   func(context.Context, search.Request) (*search.Results, error)
-	}{{"vault-agent", ix.Search}}
+	searchers := []searcher{{"vault-agent", ix.Search}}
 	if emb != nil {
-		sem, err := semantic.Open(semantic.Options{Index: ix, Embedder: emb, Path: filepath.Clean(dir) + "-vectors-" + opts.Embed + ".db", Logger: opts.Logger})
+		sem, err := semantic.Open(semantic.Options{Index: ix, Embedder: emb, Path: filepath.Clean(dir) + "-vectors-" + fileSafe(opts.Embed) + ".db", Logger: opts.Logger})
 		if err != nil {
 			return nil, stats, err
 		}
 		defer sem.Close()
-		st, err := sem.Sync(ctx, nil)
+		st, err := sem.Sync(ctx, opts.EmbedProgress)
 		if err != nil {
 			return nil, stats, err
 		}
 		fmt.Fprintf(os.Stderr, "vectors (%s): %d notes, %d chunks, %d embedded now, %.1f MB\n", emb.Model(), st.Notes, st.Chunks, st.Embedded, float64(sem.MemoryBytes())/1e6)
+		searchers[0].name = search.ModeLexical
 		for _, mode := range []string{search.ModeHybrid, search.ModeSemantic} {
-			searchers = append(searchers, struct {
-				name string
-				fn   func(context.Context, search.Request) (*search.Results, error)
-			}{"vault-agent " + mode + " (" + opts.Embed + ")", func(ctx context.Context, r search.Request) (*search.Results, error) {
+			searchers = append(searchers, searcher{mode, func(ctx context.Context, r search.Request) (*search.Results, error) {
 				r.Mode = mode
 				return sem.Search(ctx, r)
 			}})
@@ -152,7 +207,7 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 	}
 	var engines []*Engine
 	for _, s := range searchers {
-		engines = append(engines, runEngine(ctx, s.name, ix.Count(), s.fn, qs))
+		engines = append(engines, runEngine(ctx, s.name, ix.Count(), s.fn, emb, qs))
 	}
 	if opts.Ask {
 		if engines[0].Asks, err = RunAsks(ctx, ix, qs); err != nil {
@@ -162,13 +217,44 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 	return engines, stats, nil
 }
 
-// runEngine runs every question through fn with a limit of K.
-func runEngine(ctx context.Context, name string, notes int, fn func(context.Context, search.Request) (*search.Results, error), qs []Question) *Engine {
+// searcher is one way of searching: a mode of vault-agent's search.
+type searcher struct {
+	name string
+	fn   func(context.Context, search.Request) (*search.Results, error)
+}
+
+// fileSafe is name with every character but letters, digits, dots and
+// dashes replaced, for a file name.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// runEngine runs every question through fn with a limit of K. The time
+// the embedder emb (nil: none) takes during a search is not counted in
+// its time: Engine.EmbedMillis has it.
+func runEngine(ctx context.Context, name string, notes int, fn func(context.Context, search.Request) (*search.Results, error), emb *timedEmbedder, qs []Question) *Engine {
 	e := &Engine{Name: name, Notes: notes}
 	for _, q := range qs {
+		var embedBefore int64
+		if emb != nil {
+			embedBefore = emb.nanos.Load()
+		}
 		start := time.Now()
 		res, err := fn(ctx, search.Request{Query: q.Q, Limit: K})
-		e.Millis = append(e.Millis, float64(time.Since(start).Microseconds())/1000)
+		took := time.Since(start)
+		if emb != nil {
+			spent := time.Duration(emb.nanos.Load() - embedBefore)
+			took -= spent
+			if spent > 0 {
+				e.EmbedMillis = append(e.EmbedMillis, float64(spent.Microseconds())/1000)
+			}
+		}
+		e.Millis = append(e.Millis, float64(took.Microseconds())/1000)
 		if err != nil {
 			e.Results = append(e.Results, nil)
 			e.Outcomes = append(e.Outcomes, Outcome{Err: err.Error()})

@@ -15,6 +15,8 @@
 // then 512 float32 in the machine's order, little-endian everywhere Node
 // runs), read back at start, so a re-run embeds
 // nothing it embedded before. A record cut short by a crash is dropped.
+// One server writes a cache folder at a time (its lock file holds the
+// writer's process id); another started on it only reads it.
 // Texts are embedded BATCH at a time, shortest first within a request (the
 // model pads a batch to its longest text), by --workers threads (default:
 // EMBED_WORKERS, else one per core up to 2), each with its own copy of the
@@ -23,7 +25,7 @@ import { createServer } from "node:http";
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { createHash } from "node:crypto";
-import { mkdirSync, openSync, readFileSync, writeSync, ftruncateSync, existsSync } from "node:fs";
+import { mkdirSync, openSync, readFileSync, writeFileSync, writeSync, ftruncateSync, existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { initModel } from "@energetic-ai/embeddings";
@@ -58,14 +60,18 @@ async function main() {
       if (!dir) return;
       mkdirSync(dir, { recursive: true });
       const file = join(dir, `${MODEL}-${DIMS}.vec`);
+      // One server writes a cache at a time: another one reads it only.
+      this.lock = join(dir, "lock");
+      const writer = takeLock(this.lock);
+      if (!writer) {
+        this.lock = "";
+        process.stderr.write(`embed-server: another server writes ${file}; this one only reads it\n`);
+        if (existsSync(file)) this.load(readFileSync(file));
+        return;
+      }
       if (existsSync(file)) {
         const buf = readFileSync(file);
-        const whole = buf.length - (buf.length % RECORD);
-        for (let off = 0; off < whole; off += RECORD) {
-          const key = buf.subarray(off, off + HASH).toString("hex");
-          const at = buf.byteOffset + off + HASH;
-          this.map.set(key, new Float32Array(buf.buffer.slice(at, at + DIMS * 4)));
-        }
+        const whole = this.load(buf);
         this.fd = openSync(file, "r+");
         if (whole !== buf.length) ftruncateSync(this.fd, whole);
         this.size = whole;
@@ -73,6 +79,21 @@ async function main() {
         this.fd = openSync(file, "w+");
         this.size = 0;
       }
+    }
+
+    /** load reads the whole records of buf and returns their length. */
+    load(buf) {
+      const whole = buf.length - (buf.length % RECORD);
+      for (let off = 0; off < whole; off += RECORD) {
+        const key = buf.subarray(off, off + HASH).toString("hex");
+        const at = buf.byteOffset + off + HASH;
+        this.map.set(key, new Float32Array(buf.buffer.slice(at, at + DIMS * 4)));
+      }
+      return whole;
+    }
+
+    close() {
+      if (this.lock) rmSync(this.lock, { force: true });
     }
 
     get(key) {
@@ -89,6 +110,26 @@ async function main() {
       writeSync(this.fd, rec, 0, RECORD, this.size);
       this.size += RECORD;
     }
+  }
+
+  /** takeLock creates the lock file holding this process's id, unless a live process holds it. */
+  function takeLock(path) {
+    for (let i = 0; i < 2; i++) {
+      try {
+        writeFileSync(path, String(process.pid), { flag: "wx" });
+        return true;
+      } catch (err) {
+        if (err.code !== "EEXIST") throw err;
+      }
+      const pid = Number(readFileSync(path, "utf8"));
+      try {
+        process.kill(pid, 0);
+        return false; // alive
+      } catch {
+        rmSync(path, { force: true }); // left by a dead server
+      }
+    }
+    return false;
   }
 
   const keyOf = (text) => createHash("sha256").update(text, "utf8").digest("hex");
@@ -274,6 +315,7 @@ async function main() {
 
   // Idle keep-alive connections would hold close() open.
   const stop = () => {
+    cache.close();
     server.close(() => process.exit(0));
     server.closeAllConnections();
   };

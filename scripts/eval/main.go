@@ -2,7 +2,7 @@
 // a question set over a vault (see the eval package). `make eval` runs it:
 //
 //	make eval VAULT=../vaults/obsidian-hub QUESTIONS=../shared/eval/hub-questions.json
-//	go run ./scripts/eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild]
+//	go run ./scripts/eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed use-lite]
 package main
 
 import (
@@ -34,13 +34,17 @@ func run() error {
 	index := fs.String("index", "", "vault-agent's index directory (default: one per vault under the user cache dir, vault-agent-eval/)")
 	rebuild := fs.Bool("rebuild", false, "rebuild vault-agent's index from scratch first")
 	verbose := fs.Bool("verbose", false, "print every question with the rank each engine gave its answer")
-	embed := fs.String("embed", "", "also run hybrid and semantic search with an in-process embedder: random (no signal) or words (a vector per word)")
+	embed := fs.String("embed", "", "also run hybrid and semantic search with an embedding model: use-lite (a real sentence encoder, Universal Sentence Encoder lite, served by scripts/embedserver, started for the run), random (in process, no signal) or words (in process, a vector per word); or a model name with --embed-base-url")
+	embedBase := fs.String("embed-base-url", "", "an OpenAI-compatible endpoint serving the model --embed names, e.g. http://localhost:11434/v1 for Ollama")
+	embedCache := fs.String("embed-cache", "", "where use-lite's vectors are cached by text, so a re-run embeds nothing new (default: vault-agent-eval/embed in the user cache dir)")
 	ask := fs.Bool("ask", true, "also ask every question with the offline model and check that the answer cites an expected note")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed random|words]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed use-lite|random|words]\n\n"+
 			"Runs every question through vault-agent's search and an SQLite FTS5 baseline (python3's sqlite3:\n"+
 			"OR of the words, bm25 with title 10, headings 5, body 1, tokenize 'porter unicode61') over the same\n"+
 			"vault, and prints MRR@10, top-1 and recall@10 for both, by kind when the questions have one.\n"+
+			"With --embed it runs vault-agent's search in its three modes, lexical, hybrid and semantic, side by\n"+
+			"side (search times without the query's embedding call).\n"+
 			"With --ask (the default) it also asks every question with the offline model, as `vault-agent ask`\n"+
 			"does with no key, and counts the answers that cite an expected note.\n\n")
 		fs.PrintDefaults()
@@ -64,7 +68,7 @@ func run() error {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fmt.Fprintf(os.Stderr, "indexing %s with vault-agent...\n", *vaultDir)
-	ours, stats, err := eval.RunVaultAgentModes(ctx, eval.Options{Vault: *vaultDir, Index: *index, Rebuild: *rebuild, Logger: log, Embed: *embed, Ask: *ask}, qs)
+	ours, stats, err := eval.RunVaultAgentModes(ctx, eval.Options{Vault: *vaultDir, Index: *index, Rebuild: *rebuild, Logger: log, Embed: *embed, EmbedBaseURL: *embedBase, EmbedCache: *embedCache, EmbedProgress: embedProgress, Ask: *ask}, qs)
 	if err != nil {
 		return fmt.Errorf("vault-agent: %w", err)
 	}
@@ -85,6 +89,15 @@ func run() error {
 	}
 	eval.Report(os.Stdout, qs, append(ours, base), *verbose)
 	return nil
+}
+
+// embedProgress shows the first embedding of a vault, which takes a
+// while with a real model.
+func embedProgress(done, total int) {
+	fmt.Fprintf(os.Stderr, "\rembedding: %d/%d chunks", done, total)
+	if done == total {
+		fmt.Fprintln(os.Stderr)
+	}
 }
 
 func syncSummary(s search.SyncStats) string {
