@@ -102,14 +102,31 @@ func (e *Embedder) Model() string { return e.model }
 // included.
 func (e *Embedder) Requests() int64 { return e.requests.Load() }
 
+// ErrUnavailable marks an error of EmbedOnce that a later attempt may not
+// have: the server unreachable, timing out, overloaded (429) or failing
+// (5xx).
+var ErrUnavailable = errors.New("the embeddings endpoint is unavailable")
+
 // Embed returns one vector per text, in order, sending them Batch at a
 // time. An empty text is sent as a single space (servers refuse empty
 // input).
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, true)
+}
+
+// EmbedOnce is Embed with a single attempt per request and no retries,
+// for a caller with something better to do than wait (hybrid search
+// answers lexically, and tries the endpoint again in the background). A
+// failure that a later attempt may not have wraps ErrUnavailable.
+func (e *Embedder) EmbedOnce(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, false)
+}
+
+func (e *Embedder) embed(ctx context.Context, texts []string, retry bool) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += e.batch {
 		part := texts[start:min(start+e.batch, len(texts))]
-		vecs, err := e.embedBatch(ctx, part)
+		vecs, err := e.embedBatch(ctx, part, retry)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +135,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	return out, nil
 }
 
-func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+func (e *Embedder) embedBatch(ctx context.Context, texts []string, retry bool) ([][]float32, error) {
 	input := make([]string, len(texts))
 	for i, t := range texts {
 		if strings.TrimSpace(t) == "" {
@@ -137,6 +154,9 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32,
 		}
 		if !retryable(err) {
 			return nil, fmt.Errorf("embeddings (%s at %s): %w", e.model, e.red.String(e.baseURL), err)
+		}
+		if !retry {
+			return nil, fmt.Errorf("embeddings (%s at %s): %w: %w", e.model, e.red.String(e.baseURL), ErrUnavailable, err)
 		}
 		wait, ok := e.backoff(attempt, err)
 		if !ok {

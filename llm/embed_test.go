@@ -148,3 +148,40 @@ func TestEmbedderNeedsModelAndEndpoint(t *testing.T) {
 		t.Errorf("no key, no URL: %v", err)
 	}
 }
+
+// EmbedOnce makes one request whatever the failure, and marks the failures
+// a later attempt may not have with ErrUnavailable; a bad request is not.
+func TestEmbedOnceDoesNotRetry(t *testing.T) {
+	for _, c := range []struct {
+		status      int
+		unavailable bool
+	}{{503, true}, {429, true}, {500, true}, {400, false}} {
+		t.Run(fmt.Sprint(c.status), func(t *testing.T) {
+			srv := llmtest.NewEmbedServer(t, llmtest.WordVectors(8, nil))
+			sl := &sleeps{}
+			e := newEmbedder(t, srv, 4, sl, nil)
+			srv.FailNext(llmtest.Reply{Status: c.status, Message: "no"})
+			_, err := e.EmbedOnce(context.Background(), []string{"a"})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := errors.Is(err, llm.ErrUnavailable); got != c.unavailable {
+				t.Errorf("errors.Is(%v, ErrUnavailable) = %v, want %v", err, got, c.unavailable)
+			}
+			if srv.Requests() != 1 || len(sl.d) != 0 {
+				t.Errorf("%d requests, %d waits: want 1 and none", srv.Requests(), len(sl.d))
+			}
+			if _, err := e.EmbedOnce(context.Background(), []string{"a"}); err != nil {
+				t.Errorf("after the failure: %v", err)
+			}
+		})
+	}
+	// An endpoint nobody listens on fails at once, unavailable.
+	e, err := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: "http://127.0.0.1:1/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EmbedOnce(context.Background(), []string{"a"}); !errors.Is(err, llm.ErrUnavailable) {
+		t.Errorf("connection refused: %v, want ErrUnavailable", err)
+	}
+}
