@@ -107,6 +107,7 @@ type rankAlt struct {
 type rankStats struct {
 	mu        sync.Mutex
 	best      int        // most content terms one note matched
+	held      float64    // largest share of the query's IDF one note holds
 	content   int        // content terms searched for
 	tokens    []string   // the tokens searched for: the query's, and corrections of typos
 	corrected []string   // tokens added as corrections of typos
@@ -578,11 +579,14 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 			contentHeld++
 		}
 	}
+	share := 0.0
 	if s.totalIDF > 0 {
-		score *= math.Pow(held/s.totalIDF, coordPower)
+		share = held / s.totalIDF
+		score *= math.Pow(share, coordPower)
 	}
 	s.q.stats.mu.Lock()
 	s.q.stats.best = max(s.q.stats.best, contentHeld)
+	s.q.stats.held = max(s.q.stats.held, share)
 	s.q.stats.mu.Unlock()
 	for _, e := range s.exact {
 		if bytes.Equal(e, id) {
@@ -591,6 +595,10 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 	}
 	return score
 }
+
+// IsExact reports whether a lexical score is that of a note whose title
+// or alias is exactly the query.
+func IsExact(score float64) bool { return score >= exactBonus }
 
 func (s *rankSearcher) Close() error {
 	var err error

@@ -111,9 +111,16 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 			if rq.stats.fixed {
 				res.Fuzzy = true
 			}
+			res.Match.Words = max(res.Match.Words, rq.stats.content)
+			res.Match.Held = max(res.Match.Held, rq.stats.held)
 			rq.stats.mu.Unlock()
 		}
 		res.Partial = partial
+		for _, r := range res.Results {
+			if IsExact(r.Score) {
+				res.Match.Exact++
+			}
+		}
 	}
 	for _, rq := range c.ranked {
 		rq.stats.mu.Lock()

@@ -54,6 +54,22 @@ type Results struct {
 	// Partial is true when no note holds half of the free terms (rounded
 	// up): the results match only some of them.
 	Partial bool `json:"partial,omitempty"`
+	// Match says how well the query's words matched, for a caller that
+	// weighs this ranking against another (hybrid search).
+	Match Match `json:"-"`
+}
+
+// Match describes how the free words of a query matched the notes.
+type Match struct {
+	// Words counts the content words searched for (filler left out).
+	Words int
+	// Held is the largest share of the query's words, each weighted by its
+	// rarity (IDF), that one note holds: 1 when a note holds them all,
+	// small when the vault barely has the query's words.
+	Held float64
+	// Exact counts the results whose title or alias is exactly the query;
+	// they come first.
+	Exact int
 }
 
 // Status describes the index for vault/status.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
@@ -66,6 +67,15 @@ type Engine struct {
 	embedded atomic.Int64 // chunks embedded since Open
 	snips    snipCache    // snippets of the notes found
 
+	// health is the embedding endpoint's state (see health.go); probes
+	// counts the goroutines trying it again, and recovered is signalled
+	// (without blocking) when it answers again, for tests.
+	health    health
+	probes    sync.WaitGroup
+	recovered chan struct{}
+	// The bounds of health.go, shortened by tests.
+	queryTimeout, probeFirst, probeMax time.Duration
+
 	// mu guards the searchable matrix and the notes.
 	mu       sync.RWMutex
 	dims     int
@@ -77,6 +87,10 @@ type Engine struct {
 	notes    map[string]*noteState
 	byID     []*noteState // by note id; nil for a free id
 	freeIDs  []int32
+	coh      coherence // the model's coherence on the vectors held
+
+	// fusion weighs the two rankings of hybrid search.
+	fusion fusion
 }
 
 // noteState is a note whose vectors are in the matrix.
@@ -121,6 +135,12 @@ func Open(opts Options) (*Engine, error) {
 		closed:  make(chan struct{}),
 		updated: make(chan struct{}, 1),
 		notes:   map[string]*noteState{},
+		fusion:  defaultFusion,
+
+		recovered:    make(chan struct{}, 1),
+		queryTimeout: queryTimeout,
+		probeFirst:   probeFirst,
+		probeMax:     probeMax,
 	}
 	if e.batch <= 0 {
 		e.batch = 64
@@ -311,9 +331,26 @@ func (e *Engine) update(ctx context.Context, paths []string, full bool, progress
 	if progress != nil && len(texts) > 0 {
 		progress(0, len(texts))
 	}
+	if len(texts) > 0 {
+		if err := e.downErr(); err != nil {
+			return stats, err
+		}
+	}
 	for start := 0; start < len(texts); start += e.batch {
 		end := min(start+e.batch, len(texts))
-		raw, err := e.emb.Embed(ctx, texts[start:end])
+		var raw [][]float32
+		var err error
+		if start == 0 {
+			// The first request of a pass is one attempt: an endpoint
+			// that is down is tried again in the background (health.go)
+			// rather than retried here while the caller waits.
+			raw, err = e.embedOnce(ctx, texts[start:end])
+			if err != nil && ctx.Err() == nil && unavailable(err) {
+				e.markDown(err)
+			}
+		} else {
+			raw, err = e.emb.Embed(ctx, texts[start:end])
+		}
 		if err != nil {
 			return stats, fmt.Errorf("embed %d chunks with %s: %w", end-start, e.model, err)
 		}
@@ -555,7 +592,11 @@ func (e *Engine) Watch(ctx context.Context) {
 func (e *Engine) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
+		e.health.mu.Lock()
+		e.health.closed = true
+		e.health.mu.Unlock()
 		close(e.closed)
+		e.probes.Wait()
 		if e.watchDone != nil {
 			<-e.watchDone
 		}

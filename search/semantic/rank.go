@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +22,6 @@ var ErrMode = errors.New("search mode must be lexical, semantic or hybrid")
 const (
 	lexDepth = 30
 	semDepth = 100
-	// rrfK is the k of reciprocal rank fusion: 1/(k+rank).
-	rrfK = 60
 	// agreeTop is how many of the best lexical results measure how much
 	// the vectors agree with the words.
 	agreeTop = 5
@@ -84,14 +81,12 @@ func (e *Engine) semantic(ctx context.Context, req search.Request, text string) 
 	return res, nil
 }
 
-// hybrid fuses the lexical and the semantic ranking by reciprocal rank:
-// score = 1/(k+lexRank) + w/(k+semRank). w says how far the vectors can be
-// trusted for this query: it grows with how close the vectors put the best
-// lexical results to the query (their z-score among all notes), from 0
-// (the vectors rank them like noise: the lexical order stands) to 1. An
-// embedding model without signal thus cannot wreck the ranking, and a good
-// one brings up notes that share no word with the query. With no lexical
-// result, the vectors rank alone.
+// hybrid fuses the lexical and the semantic ranking (see fuse.go): a
+// convex combination of their normalised scores, the vectors weighed per
+// query by how much of the query the vault's words hold and by how far the
+// model can be trusted, a strong lexical hit kept in the first results.
+// Vectors without signal get no weight: the lexical order stands. With no
+// lexical result, the vectors rank alone.
 func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*search.Results, error) {
 	start := time.Now()
 	limit := limitOf(req.Limit)
@@ -114,7 +109,10 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		e.log.Warn("hybrid search without vectors: the query could not be embedded", "error", err)
+		if !errors.Is(err, ErrUnavailable) && !unavailable(err) {
+			// An outage is said once, by markDown; this is one query.
+			e.log.Warn("hybrid search without vectors: the query could not be embedded", "error", err)
+		}
 		return cut(lex), nil
 	}
 	allowed, err := e.allowed(ctx, req)
@@ -122,11 +120,29 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 		return nil, err
 	}
 	r := e.rank(q, allowed, -1, semDepth)
-	w := 1.0
+	beta := 1.0
 	if len(lex.Results) > 0 {
-		w = e.weight(r, lex.Results)
+		trust, measured := e.trust()
+		if !measured {
+			trust = e.weight(r, lex.Results)
+		}
+		beta = e.fusion.beta(lex.Match, trust)
+		if beta == 0 {
+			return cut(lex), nil
+		}
 	}
-	fused := fuse(lex.Results, e.paths(r.top), w)
+	sem := semList{paths: e.paths(r.top), scores: make([]float32, len(r.top))}
+	for i, h := range r.top {
+		sem.scores[i] = h.score
+	}
+	fused := e.fusion.fuse(lex.Results, lex.Match, sem, func(p string) (float32, bool) {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		if n := e.notes[p]; n != nil && int(n.id) < len(r.best) && !math.IsInf(float64(r.best[n.id]), -1) {
+			return r.best[n.id], true
+		}
+		return 0, false
+	}, beta)
 	semOnly := map[string]hit{}
 	for _, h := range r.top {
 		semOnly[e.pathOf(h.note)] = h
@@ -136,7 +152,7 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 		byPath[x.Path] = x
 		delete(semOnly, x.Path)
 	}
-	out := &search.Results{Results: make([]search.Result, 0, limit), Total: max(lex.Total, len(fused)), Fuzzy: lex.Fuzzy, Partial: lex.Partial}
+	out := &search.Results{Results: make([]search.Result, 0, limit), Total: max(lex.Total, len(fused)), Fuzzy: lex.Fuzzy, Partial: lex.Partial, Match: lex.Match}
 	var need []hit
 	for _, f := range fused[:min(limit, len(fused))] {
 		if h, ok := semOnly[f.path]; ok {
@@ -161,7 +177,8 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	return out, nil
 }
 
-// weight is how much hybrid search trusts the vectors for one query. The
+// weight is how much hybrid search trusts the vectors for one query, in a
+// vault too small to measure the model's coherence on (see trust.go). The
 // best lexical results (up to agreeTop) are likely relevant; if the
 // vectors carry signal they put those notes' chunks above the typical
 // chunk. For each, the mean similarity of its k chunks is turned into a
@@ -194,48 +211,6 @@ func (e *Engine) weight(r ranked, lex []search.Result) float64 {
 	return min(max((t-tLow)/(tHigh-tLow), 0), 1)
 }
 
-type fusedDoc struct {
-	path  string
-	score float64
-	lex   int // rank, 0 when absent
-}
-
-// fuse merges a lexical and a semantic ranking by reciprocal rank, the
-// semantic one weighted by w. Ties keep the lexical order, then the
-// semantic one.
-func fuse(lex []search.Result, sem []string, w float64) []fusedDoc {
-	docs := map[string]*fusedDoc{}
-	var order []*fusedDoc
-	get := func(p string) *fusedDoc {
-		d := docs[p]
-		if d == nil {
-			d = &fusedDoc{path: p}
-			docs[p] = d
-			order = append(order, d)
-		}
-		return d
-	}
-	for i, x := range lex {
-		d := get(x.Path)
-		d.lex = i + 1
-		d.score += 1 / float64(rrfK+i+1)
-	}
-	if w > 0 {
-		for i, p := range sem {
-			get(p).score += w / float64(rrfK+i+1)
-		}
-	}
-	out := make([]fusedDoc, 0, len(order))
-	for _, d := range order {
-		if d.score > 0 {
-			out = append(out, *d)
-		}
-	}
-	// Stable: equal scores keep lexical order, then semantic.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
-	return out
-}
-
 // allowed returns which note ids the filters of req keep (nil: all).
 func (e *Engine) allowed(ctx context.Context, req search.Request) ([]bool, error) {
 	paths, all, err := e.ix.FilterPaths(ctx, req)
@@ -255,7 +230,7 @@ func (e *Engine) allowed(ctx context.Context, req search.Request) ([]bool, error
 
 // queryVector embeds the query text.
 func (e *Engine) queryVector(ctx context.Context, text string) ([]int16, error) {
-	vs, err := e.emb.Embed(ctx, []string{text})
+	vs, err := e.embedQuery(ctx, text)
 	if err != nil {
 		return nil, fmt.Errorf("embed the query: %w", err)
 	}

@@ -20,37 +20,6 @@ func paths(rs []search.Result) []string {
 	return out
 }
 
-func TestFuseOrdering(t *testing.T) {
-	lex := []search.Result{{Path: "a"}, {Path: "b"}, {Path: "c"}}
-	cases := []struct {
-		sem  []string
-		w    float64
-		want string
-	}{
-		// No trust in the vectors: the lexical order stands, and notes only
-		// the vectors found are left out.
-		{[]string{"x", "c", "b"}, 0, "[a b c]"},
-		// Full trust: b (2nd and 3rd) and c (3rd and 2nd) tie, kept in
-		// lexical order, before a (1st lexically only); x, only
-		// semantic, comes last.
-		{[]string{"x", "c", "b"}, 1, "[b c a x]"},
-		// a and c tie (1st and 3rd) and beat b (2nd twice).
-		{[]string{"c", "b", "a"}, 1, "[a c b]"},
-		{[]string{"c", "x"}, 1, "[c a b x]"},
-		// Little trust: a semantic-only note does not pass a lexical one.
-		{[]string{"x", "c", "b"}, 0.2, "[b c a x]"},
-	}
-	for _, c := range cases {
-		var got []string
-		for _, d := range fuse(lex, c.sem, c.w) {
-			got = append(got, d.path)
-		}
-		if fmt.Sprint(got) != c.want {
-			t.Errorf("fuse(%v, w=%v) = %v, want %s", c.sem, c.w, got, c.want)
-		}
-	}
-}
-
 // A filtered vault: tags, folders and dates.
 func filterVault(t *testing.T) string {
 	dir := t.TempDir()

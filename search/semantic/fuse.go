@@ -1,0 +1,170 @@
+package semantic
+
+import (
+	"math"
+	"sort"
+
+	"github.com/vault-agent/vault-agent/search"
+)
+
+// Hybrid search fuses the lexical ranking and the semantic one by a convex
+// combination of normalised scores, with a weight chosen per query.
+//
+// Why scores and not ranks: reciprocal rank fusion (Cormack et al., 2009)
+// throws away how far apart two results are, so a note the words find by
+// a wide margin and one the vectors put first by a hair count the same;
+// measured with a real sentence encoder, it let a modest model push the
+// lexical first hit out of the top ten. A convex combination of scores
+// normalised per query (Bruch et al., "An Analysis of Fusion Functions for
+// Hybrid Retrieval", 2023: theoretical-min-max normalisation; Weaviate's
+// relative score fusion and OpenSearch's normalisation processor do the
+// same per query) keeps the margins. The lexical score is divided by the
+// best one (BM25's minimum is 0); the cosine is scaled between the cosine
+// of the note at rank semFloorRank of the semantic list (0) and the best
+// (1), the rank window of both lists being lexDepth and semDepth, and every
+// candidate of either list gets both scores (a note outside the semantic
+// window is scored from its vectors all the same).
+//
+// The weight of the vectors, beta, is decided per query from what the
+// lexical search itself saw, never from a question set:
+//   - how much of the query the vault holds (search.Match.Held, the largest
+//     share of the query's words, weighted by rarity, one note holds): a
+//     note holding every word leaves the vectors betaHeld; a query whose
+//     words the vault barely holds (the person asks in other words than
+//     the notes use) leans on the vectors, up to betaMiss;
+//   - a strong lexical hit, a note whose title or alias is the query, or a
+//     first hit holding all the query's words with a clear margin over the
+//     second, is never pushed out of the first `protect` results;
+//   - how far the model can be trusted at all (Engine.trust): vectors
+//     without signal get no weight, and hybrid ranks as lexical search.
+type fusion struct {
+	betaHeld, betaMiss float64 // the weight of the vectors at Held >= heldHigh and <= heldLow
+	heldHigh, heldLow  float64
+	// protect is the rank a strong lexical hit never falls below.
+	protect int
+	// strongMargin: the first lexical hit is strong when it holds all
+	// the query's words and the second scores at most this share of it.
+	strongMargin float64
+	// semFloorRank is the rank of the semantic list whose cosine scores 0.
+	semFloorRank int
+}
+
+var defaultFusion = fusion{
+	betaHeld:     0.3,
+	betaMiss:     0.8,
+	heldHigh:     0.9,
+	heldLow:      0.5,
+	protect:      3,
+	strongMargin: 0.8,
+	semFloorRank: 50,
+}
+
+// beta is the weight of the vectors for a query whose lexical search saw
+// m, with vectors trusted as far as trust (0..1).
+func (f fusion) beta(m search.Match, trust float64) float64 {
+	t := (f.heldHigh - m.Held) / (f.heldHigh - f.heldLow)
+	t = min(max(t, 0), 1)
+	return trust * (f.betaHeld + t*(f.betaMiss-f.betaHeld))
+}
+
+// candidate is a note of either list.
+type candidate struct {
+	path    string
+	lexRank int     // 1-based rank in the lexical list, 0 when absent
+	lex     float64 // normalised lexical score, 0..1
+	sem     float64 // normalised semantic score, 0..1
+	exact   bool    // its title or alias is the query
+	score   float64
+}
+
+// semList is the semantic list: notes, best first, with their cosines.
+type semList struct {
+	paths  []string
+	scores []float32
+}
+
+// fuse ranks the candidates of both lists. cosOf returns the cosine of a
+// note's best chunk for notes outside the semantic list (false: no
+// vectors). beta is the weight of the vectors.
+func (f fusion) fuse(lex []search.Result, m search.Match, sem semList, cosOf func(string) (float32, bool), beta float64) []candidate {
+	byPath := make(map[string]*candidate, len(lex)+len(sem.paths))
+	order := make([]*candidate, 0, len(lex)+len(sem.paths))
+	get := func(p string) *candidate {
+		c := byPath[p]
+		if c == nil {
+			c = &candidate{path: p}
+			byPath[p] = c
+			order = append(order, c)
+		}
+		return c
+	}
+	top := 0.0
+	for _, x := range lex {
+		if !search.IsExact(x.Score) {
+			top = x.Score
+			break
+		}
+	}
+	for i, x := range lex {
+		c := get(x.Path)
+		c.lexRank = i + 1
+		c.exact = search.IsExact(x.Score)
+		if !c.exact && top > 0 {
+			c.lex = x.Score / top
+		}
+	}
+	hi, lo := 0.0, 0.0
+	if n := len(sem.scores); n > 0 {
+		hi = float64(sem.scores[0])
+		lo = float64(sem.scores[min(f.semFloorRank, n)-1])
+	}
+	scale := func(cos float64) float64 {
+		if hi <= lo {
+			return 0
+		}
+		return min(max((cos-lo)/(hi-lo), 0), 1)
+	}
+	for i, p := range sem.paths {
+		get(p).sem = scale(float64(sem.scores[i]))
+	}
+	for _, c := range order {
+		if c.lexRank > 0 && c.sem == 0 {
+			if cos, ok := cosOf(c.path); ok {
+				c.sem = scale(float64(cos))
+			}
+		}
+		c.score = (1-beta)*c.lex + beta*c.sem
+		if c.exact {
+			c.score += 2 // above every fused score, in lexical order
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
+	f.protectStrong(order, lex, m)
+	out := make([]candidate, len(order))
+	for i, c := range order {
+		out[i] = *c
+	}
+	return out
+}
+
+// protectStrong moves a strong lexical first hit that fell below rank
+// f.protect up to it.
+func (f fusion) protectStrong(order []*candidate, lex []search.Result, m search.Match) {
+	if len(lex) == 0 || search.IsExact(lex[0].Score) || m.Held < 0.999 {
+		return // exact hits are first already
+	}
+	if len(lex) > 1 && lex[1].Score > f.strongMargin*lex[0].Score {
+		return
+	}
+	for i, c := range order {
+		if c.path != lex[0].Path {
+			continue
+		}
+		if i >= f.protect {
+			copy(order[f.protect:i+1], order[f.protect-1:i])
+			order[f.protect-1] = c
+			c.score = math.Nextafter(order[f.protect].score, math.Inf(1))
+		}
+		return
+	}
+}
