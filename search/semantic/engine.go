@@ -65,7 +65,6 @@ type Engine struct {
 	updated chan struct{}
 
 	embedded atomic.Int64 // chunks embedded since Open
-	snips    snipCache    // snippets of the notes found
 
 	// health is the embedding endpoint's state (see health.go); probes
 	// counts the goroutines trying it again, and recovered is signalled

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vault-agent/vault-agent/internal/truncate"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -409,13 +408,9 @@ func (e *Engine) paths(hs []hit) []string {
 	return out
 }
 
-// snippetRunes caps the snippet of a semantic result: the start of its
-// best chunk.
-const snippetRunes = 240
-
 // results turns hits (whose row is now the chunk index) into results,
-// with the best chunk's heading and the start of its text as snippet. The
-// notes are read in parallel, and their snippets cached by content hash.
+// with the best chunk's heading and the start of its text, cleaned as
+// search's snippets are, as snippet. The notes are read in parallel.
 func (e *Engine) results(hs []hit) []search.Result {
 	out := make([]search.Result, len(hs))
 	keep := make([]bool, len(hs))
@@ -429,9 +424,8 @@ func (e *Engine) results(hs []hit) []search.Result {
 		keep[i] = true
 		r := &out[i]
 		*r = search.Result{Path: p, Score: math.Round(float64(h.score)*1e4) / 1e4, ChunkIndex: int(h.row), Tags: []string{}}
-		hash := ""
 		if m, ok := e.ix.Note(p); ok {
-			r.Title, hash = m.Title, m.Hash
+			r.Title = m.Title
 			if m.Tags != nil {
 				r.Tags = m.Tags
 			}
@@ -444,25 +438,12 @@ func (e *Engine) results(hs []hit) []search.Result {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if c, ok := e.snips.get(p, hash, r.ChunkIndex); ok {
-				r.Heading, r.Snippet = c.heading, c.text
-				return
-			}
-			note, err := e.v.ReadNote(p)
+			heading, snippet, err := e.ix.ChunkSnippet(p, r.ChunkIndex)
 			if err != nil {
+				e.log.Debug("no snippet", "path", p, "error", err)
 				return
 			}
-			snips := make([]snip, len(note.Chunks))
-			for j, c := range note.Chunks {
-				snips[j] = snip{heading: c.Heading, text: truncate.Runes(strings.Join(strings.Fields(c.Text), " "), snippetRunes)}
-			}
-			e.snips.put(p, note.Hash, snips)
-			if r.ChunkIndex < len(snips) {
-				r.Heading, r.Snippet = snips[r.ChunkIndex].heading, snips[r.ChunkIndex].text
-			}
-			if r.Title == "" {
-				r.Title = note.Title
-			}
+			r.Heading, r.Snippet = heading, snippet
 		}()
 	}
 	wg.Wait()
@@ -473,43 +454,6 @@ func (e *Engine) results(hs []hit) []search.Result {
 		}
 	}
 	return kept
-}
-
-// snip is the heading and start of a chunk, as a result shows it.
-type snip struct{ heading, text string }
-
-// snipCache keeps the snippets of the notes recently found, by path and
-// content hash (an edited note is read again). It holds at most
-// maxSnipNotes notes (about 2.5 MB), and is emptied when full.
-type snipCache struct {
-	mu sync.Mutex
-	m  map[string]snipEntry
-}
-
-type snipEntry struct {
-	hash  string
-	snips []snip
-}
-
-const maxSnipNotes = 1024
-
-func (c *snipCache) get(path, hash string, chunk int) (snip, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	en, ok := c.m[path]
-	if !ok || hash == "" || en.hash != hash || chunk >= len(en.snips) {
-		return snip{}, false
-	}
-	return en.snips[chunk], true
-}
-
-func (c *snipCache) put(path, hash string, snips []snip) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxSnipNotes {
-		c.m = map[string]snipEntry{}
-	}
-	c.m[path] = snipEntry{hash: hash, snips: snips}
 }
 
 // freeText is the part of a query that is embedded: its words and

@@ -186,3 +186,30 @@ func TestHybridFallsBackWhenTheQueryCannotBeEmbedded(t *testing.T) {
 		t.Errorf("semantic: %v", err)
 	}
 }
+
+// Related notes have snippets as search's: what a reader sees, without
+// the markdown of links, embeds, emphasis and callouts.
+func TestRelatedSnippetsAreClean(t *testing.T) {
+	dir := t.TempDir()
+	body := "# Editing\n\n> [!tip]- Pen\n> Open **[[Settings]]** and click ![[lucide-pen-line.svg#icon]] to edit the [[Note|note]] in place.\n"
+	writeFile(t, dir, "a.md", body)
+	writeFile(t, dir, "b.md", body+"\nAnother line about editing.\n")
+	writeFile(t, dir, "c.md", "# Other\n\nSomething else entirely.\n")
+	f := newFixture(t, llmtest.WordVectors(dims, nil))
+	e := f.open(t, openIndex(t, dir), f.embedder(t, "m1", 64), "", 64)
+	syncOK(t, e)
+	res, err := e.Related(context.Background(), "a", 2)
+	if err != nil || len(res.Results) == 0 {
+		t.Fatalf("related: %v %+v", err, res)
+	}
+	for _, r := range res.Results {
+		for _, raw := range []string{"[[", "]]", "![[", "**", "[!tip]", "> "} {
+			if strings.Contains(r.Snippet, raw) {
+				t.Errorf("%s: snippet %q holds %q", r.Path, r.Snippet, raw)
+			}
+		}
+		if r.Path == "b.md" && !strings.Contains(r.Snippet, "Open Settings and click to edit the note in place") {
+			t.Errorf("b.md: snippet %q, want the text as read", r.Snippet)
+		}
+	}
+}
