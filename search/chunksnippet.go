@@ -27,3 +27,10 @@ func (ix *Index) ChunkSnippet(path string, chunk int) (heading, snippet string, 
 	c := chunks[chunk]
 	return c.Heading, bestSentences(c.Text, nil, snippetRunes), nil
 }
+
+// AddSnippets fills the snippets (and headings and chunk indexes) of rs,
+// results of the search that answered from, made with Request.NoSnippets,
+// as that search would have.
+func (ix *Index) AddSnippets(from *Results, rs []Result) {
+	ix.addSnippets(&Results{Results: rs}, &compiler{terms: from.terms})
+}

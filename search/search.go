@@ -129,7 +129,11 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 		}
 		rq.stats.mu.Unlock()
 	}
-	ix.addSnippets(res, c)
+	if req.NoSnippets {
+		res.terms = c.terms
+	} else {
+		ix.addSnippets(res, c)
+	}
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return res, nil
 }

@@ -21,6 +21,10 @@ type Request struct {
 	// answers). The index answers lexically whatever the mode; a semantic
 	// search (the semantic package) reads it.
 	Mode string `json:"mode,omitempty"`
+	// NoSnippets leaves the results without snippets; Index.AddSnippets
+	// adds them to those the caller keeps (hybrid search fuses 30 lexical
+	// results and keeps 10: a snippet costs more than the ranking).
+	NoSnippets bool `json:"-"`
 }
 
 // Result is one matching note. Its JSON is what the agent's localSearch
@@ -57,6 +61,8 @@ type Results struct {
 	// Match says how well the query's words matched, for a caller that
 	// weighs this ranking against another (hybrid search).
 	Match Match `json:"-"`
+	// terms are the query's terms, for AddSnippets.
+	terms []snipTerm
 }
 
 // Match describes how the free words of a query matched the notes.

@@ -20,10 +20,14 @@
 // approximate index is needed at the sizes of a notes vault.
 //
 // Hybrid search fuses the lexical ranking (search.Index.Search) and the
-// semantic one by reciprocal rank, weighting the vectors by how well they
-// agree with the best lexical results, so that a model without signal
-// leaves the lexical order as it was. Every filter of a request applies in
-// every mode (search.Index.FilterPaths).
+// semantic one by a convex combination of their normalised scores, the
+// vectors weighed per query by how much of the query the vault's words
+// hold, and by how far the model can be trusted on this vault, so that a
+// model without signal leaves the lexical order as it was (fuse.go,
+// trust.go). Every filter of a request applies in every mode
+// (search.Index.FilterPaths). An embedding endpoint that fails costs a
+// search one attempt of at most a second; searches then answer lexically
+// until it answers again (health.go).
 //
 // The package must not write into the vault, and makes no network call of
 // its own: only its Embedder does.

@@ -91,6 +91,7 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	limit := limitOf(req.Limit)
 	lreq := req
 	lreq.Limit = max(limit, lexDepth)
+	lreq.NoSnippets = true // only the results kept get one
 	lex, err := e.ix.Search(ctx, lreq)
 	if errors.Is(err, search.ErrEmptyQuery) {
 		lex, err = &search.Results{Results: []search.Result{}}, nil
@@ -100,6 +101,7 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	}
 	cut := func(r *search.Results) *search.Results {
 		r.Results = r.Results[:min(limit, len(r.Results))]
+		e.ix.AddSnippets(lex, r.Results)
 		r.TookMs = float64(time.Since(start).Microseconds()) / 1000
 		return r
 	}
@@ -162,15 +164,24 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	for _, x := range e.results(need) {
 		made[x.Path] = x
 	}
+	var lexKept []search.Result
+	var lexAt []int
 	for _, f := range fused[:min(limit, len(fused))] {
 		x, ok := byPath[f.path]
-		if !ok {
-			if x, ok = made[f.path]; !ok {
-				continue
-			}
+		if ok {
+			lexKept = append(lexKept, x)
+			lexAt = append(lexAt, len(out.Results))
+		} else if x, ok = made[f.path]; !ok {
+			continue
 		}
 		x.Score = math.Round(f.score*1e6) / 1e6
 		out.Results = append(out.Results, x)
+	}
+	e.ix.AddSnippets(lex, lexKept)
+	for i, at := range lexAt {
+		score := out.Results[at].Score
+		out.Results[at] = lexKept[i]
+		out.Results[at].Score = score
 	}
 	out.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return out, nil
