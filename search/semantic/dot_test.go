@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -64,5 +65,37 @@ func TestQuantizedCosine(t *testing.T) {
 	}
 	if _, inv := quantize(make([]float32, 4), 32); inv != 0 {
 		t.Errorf("zero vector: invNorm %v", inv)
+	}
+}
+
+// The pass that keeps each note's best chunk, split over the scan's
+// goroutines for a large matrix, finds what one pass over all the rows
+// finds.
+func TestRankSplitMatchesOnePass(t *testing.T) {
+	const chunks, perNote, d = 40_000, 4, 32
+	r := rand.New(rand.NewPCG(3, 4))
+	e := &Engine{notes: map[string]*noteState{}}
+	e.dims, e.stride = d, strideOf(d)
+	for n := range chunks / perNote {
+		vecs := make([]vec, perNote)
+		for i := range vecs {
+			v := make([]float32, d)
+			for j := range v {
+				v[j] = float32(r.NormFloat64())
+			}
+			vecs[i].q, vecs[i].inv = quantize(v, e.stride)
+		}
+		e.place(fmt.Sprintf("n%05d.md", n), "h", vecs)
+	}
+	for i := range 5 {
+		v := make([]float32, d)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		q, _ := quantize(v, e.stride)
+		one, split := e.rank(widen(q), nil, -1, 50, true), e.rank(widen(q), nil, -1, 50, false)
+		if fmt.Sprint(one.top) != fmt.Sprint(split.top) {
+			t.Fatalf("query %d: one pass %v, split %v", i, one.top[:3], split.top[:3])
+		}
 	}
 }

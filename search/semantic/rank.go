@@ -74,7 +74,7 @@ func (e *Engine) semantic(ctx context.Context, req search.Request, text string) 
 	if err != nil {
 		return nil, err
 	}
-	r := e.rank(q, allowed, -1, limitOf(req.Limit))
+	r := e.rank(q, allowed, -1, limitOf(req.Limit), false)
 	res := &search.Results{Results: e.results(r.top), Total: r.scored}
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return res, nil
@@ -120,10 +120,10 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	if err != nil {
 		return nil, err
 	}
-	r := e.rank(q, allowed, -1, semDepth)
+	trust, measured := e.trust()
+	r := e.rank(q, allowed, -1, semDepth, !measured && len(lex.Results) > 0)
 	beta := 1.0
 	if len(lex.Results) > 0 {
-		trust, measured := e.trust()
 		if !measured {
 			trust = e.weight(r, lex.Results)
 		}
@@ -271,7 +271,7 @@ type hit struct {
 type ranked struct {
 	top    []hit     // best first
 	best   []float32 // by note id: best similarity, -Inf when not scored
-	sum    []float32 // by note id: the sum of its chunks' similarities
+	sum    []float32 // by note id: the sum of its chunks' similarities (with stats)
 	scored int       // notes scored
 	// chunkMean and chunkStd describe the similarities of all the chunks
 	// scored.
@@ -282,8 +282,10 @@ var scorePool = sync.Pool{New: func() any { return new([]int32) }}
 
 // rank scores every chunk against q with the int8 kernel (exact cosine of
 // the quantized vectors), keeps each note's best chunk, and returns the k
-// best notes of those allowed (nil: all), skipping note id skip.
-func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
+// best notes of those allowed (nil: all), skipping note id skip. With
+// stats it also sums each note's similarities and describes those of all
+// the chunks (ranked.sum, chunkMean, chunkStd), for Engine.weight.
+func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int, stats bool) ranked {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	rows := len(e.rowNote)
@@ -293,7 +295,34 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 	}
 	scores := (*sp)[:rows]
 	defer scorePool.Put(sp)
-	scan(q, e.mat, e.stride, scores)
+	negInf := float32(math.Inf(-1))
+	// Without stats, each goroutine of the scan keeps its rows' best per
+	// note: the pass over the rows is split over the cores as the kernel
+	// is.
+	var partsMu sync.Mutex
+	var parts []partBest
+	var each func(lo, hi int)
+	if !stats {
+		each = func(lo, hi int) {
+			pb := partBest{best: make([]float32, len(e.byID)), row: make([]int32, len(e.byID))}
+			for i := range pb.best {
+				pb.best[i] = negInf
+			}
+			for r := lo; r < hi; r++ {
+				n := e.rowNote[r]
+				if n == skip || (allowed != nil && !allowed[n]) {
+					continue
+				}
+				if c := float32(scores[r]) * e.inv[r]; c > pb.best[n] {
+					pb.best[n], pb.row[n] = c, int32(r)
+				}
+			}
+			partsMu.Lock()
+			parts = append(parts, pb)
+			partsMu.Unlock()
+		}
+	}
+	scan(q, e.mat, e.stride, scores, each)
 
 	var qn int64
 	for _, x := range q {
@@ -304,32 +333,50 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 		qinv = float32(1 / math.Sqrt(float64(qn)))
 	}
 	best := make([]float32, len(e.byID))
-	sums := make([]float32, len(e.byID))
 	bestRow := make([]int32, len(e.byID))
-	var cSum, cSq float64
-	chunks := 0
-	negInf := float32(math.Inf(-1))
 	for i := range best {
 		best[i] = negInf
 	}
-	for r, s := range scores {
-		n := e.rowNote[r]
-		if n == skip || (allowed != nil && !allowed[n]) {
-			continue
+	out := ranked{best: best}
+	if stats {
+		sums := make([]float32, len(e.byID))
+		var cSum, cSq float64
+		chunks := 0
+		for r, s := range scores {
+			n := e.rowNote[r]
+			if n == skip || (allowed != nil && !allowed[n]) {
+				continue
+			}
+			c := float32(s) * e.inv[r] * qinv
+			sums[n] += c
+			chunks++
+			cSum += float64(c)
+			cSq += float64(c) * float64(c)
+			if c > best[n] {
+				best[n], bestRow[n] = c, int32(r)
+			}
 		}
-		c := float32(s) * e.inv[r] * qinv
-		sums[n] += c
-		chunks++
-		cSum += float64(c)
-		cSq += float64(c) * float64(c)
-		if c > best[n] {
-			best[n], bestRow[n] = c, int32(r)
+		out.sum = sums
+		if chunks > 0 {
+			out.chunkMean = cSum / float64(chunks)
+			out.chunkStd = math.Sqrt(max(cSq/float64(chunks)-out.chunkMean*out.chunkMean, 0))
 		}
-	}
-	out := ranked{best: best, sum: sums}
-	if chunks > 0 {
-		out.chunkMean = cSum / float64(chunks)
-		out.chunkStd = math.Sqrt(max(cSq/float64(chunks)-out.chunkMean*out.chunkMean, 0))
+	} else {
+		// The query's norm scales every cosine alike: it is applied to
+		// each note's best only. Ties between parts go to the earlier row,
+		// as a single pass would.
+		for _, pb := range parts {
+			for n, c := range pb.best {
+				if c > best[n] || c == best[n] && c != negInf && pb.row[n] < bestRow[n] {
+					best[n], bestRow[n] = c, pb.row[n]
+				}
+			}
+		}
+		for n, c := range best {
+			if c != negInf {
+				best[n] = c * qinv
+			}
+		}
 	}
 	h := &hitHeap{}
 	for n, s := range best {
@@ -361,11 +408,15 @@ func (e *Engine) rank(q []int16, allowed []bool, skip int32, k int) ranked {
 const parallelRows = 32 << 10
 
 // scan runs the kernel over the rows of m, split over GOMAXPROCS
-// goroutines for a large matrix.
-func scan(q []int16, m []int8, stride int, out []int32) {
+// goroutines for a large matrix, and then each (nil: none) over the rows
+// [lo, hi) each goroutine scored, in that goroutine.
+func scan(q []int16, m []int8, stride int, out []int32, each func(lo, hi int)) {
 	parts := min(runtime.GOMAXPROCS(0), len(out)/(parallelRows/2))
 	if len(out) < parallelRows || parts < 2 {
 		dots(q, m, stride, out)
+		if each != nil {
+			each(0, len(out))
+		}
 		return
 	}
 	var wg sync.WaitGroup
@@ -376,9 +427,18 @@ func scan(q []int16, m []int8, stride int, out []int32) {
 		go func() {
 			defer wg.Done()
 			dots(q, m[lo*stride:hi*stride], stride, out[lo:hi])
+			if each != nil {
+				each(lo, hi)
+			}
 		}()
 	}
 	wg.Wait()
+}
+
+// partBest is the best chunk of each note among some rows.
+type partBest struct {
+	best []float32
+	row  []int32
 }
 
 // less orders hits worst first: lower score, then later path id.
@@ -524,7 +584,7 @@ func (e *Engine) Related(ctx context.Context, name string, limit int) (*search.R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := e.rank(q, nil, skip, limit)
+	r := e.rank(q, nil, skip, limit, false)
 	res := &search.Results{Results: e.results(r.top), Total: r.scored}
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return res, nil

@@ -156,7 +156,7 @@ func TestWeightIgnoresNoise(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.weight(e.rank(qv, nil, -1, semDepth), lex.Results) > 0 {
+			if e.weight(e.rank(qv, nil, -1, semDepth, true), lex.Results) > 0 {
 				weighed++
 			}
 		}
