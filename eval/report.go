@@ -58,7 +58,7 @@ func Report(w io.Writer, qs []Question, engines []*Engine, verbose bool) {
 		if len(e.Millis) > 0 {
 			fmt.Fprintf(w, "\n%s search time per question: p50 %.1f ms, p99 %.1f ms", e.Name, Percentile(e.Millis, 50), Percentile(e.Millis, 99))
 			if len(e.EmbedMillis) > 0 {
-				fmt.Fprintf(w, " without the query's embedding call (that call: p50 %.1f ms)", Percentile(e.EmbedMillis, 50))
+				fmt.Fprintf(w, "; the query's embedding call alone p50 %.1f ms (hybrid makes it while it searches the words)", Percentile(e.EmbedMillis, 50))
 			}
 			fmt.Fprintln(w)
 		}

@@ -26,8 +26,7 @@ type Engine struct {
 	Notes    int
 	Outcomes []Outcome
 	Results  [][]string
-	// Millis is the search time of each question, when measured, without
-	// the embedding call of the query.
+	// Millis is the search time of each question, when measured.
 	Millis []float64
 	// EmbedMillis is the time of the embedding call of each question, for
 	// the modes that make one.
@@ -90,8 +89,8 @@ func (l localEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 	return out, nil
 }
 
-// timedEmbedder adds up the time its embedder takes, so that a search's
-// time can be reported without its embedding call.
+// timedEmbedder adds up the time its embedder takes, so that the time of
+// the query's embedding call is reported apart.
 type timedEmbedder struct {
 	semantic.Embedder
 	nanos atomic.Int64
@@ -235,8 +234,9 @@ func fileSafe(name string) string {
 }
 
 // runEngine runs every question through fn with a limit of K. The time
-// the embedder emb (nil: none) takes during a search is not counted in
-// its time: Engine.EmbedMillis has it.
+// the embedder emb (nil: none) takes during a search is also kept apart
+// (Engine.EmbedMillis): hybrid search makes that call while it searches
+// the words, so the search's time holds only what is not overlapped.
 func runEngine(ctx context.Context, name string, notes int, fn func(context.Context, search.Request) (*search.Results, error), emb *timedEmbedder, qs []Question) *Engine {
 	e := &Engine{Name: name, Notes: notes}
 	for _, q := range qs {
@@ -248,9 +248,7 @@ func runEngine(ctx context.Context, name string, notes int, fn func(context.Cont
 		res, err := fn(ctx, search.Request{Query: q.Q, Limit: K})
 		took := time.Since(start)
 		if emb != nil {
-			spent := time.Duration(emb.nanos.Load() - embedBefore)
-			took -= spent
-			if spent > 0 {
+			if spent := time.Duration(emb.nanos.Load() - embedBefore); spent > 0 {
 				e.EmbedMillis = append(e.EmbedMillis, float64(spent.Microseconds())/1000)
 			}
 		}

@@ -44,7 +44,7 @@ func run() error {
 			"OR of the words, bm25 with title 10, headings 5, body 1, tokenize 'porter unicode61') over the same\n"+
 			"vault, and prints MRR@10, top-1 and recall@10 for both, by kind when the questions have one.\n"+
 			"With --embed it runs vault-agent's search in its three modes, lexical, hybrid and semantic, side by\n"+
-			"side (search times without the query's embedding call).\n"+
+			"side, with the time of the query's embedding call apart.\n"+
 			"With --ask (the default) it also asks every question with the offline model, as `vault-agent ask`\n"+
 			"does with no key, and counts the answers that cite an expected note.\n\n")
 		fs.PrintDefaults()

@@ -85,9 +85,27 @@ func (e *Engine) semantic(ctx context.Context, req search.Request, text string) 
 // query by how much of the query the vault's words hold and by how far the
 // model can be trusted, a strong lexical hit kept in the first results.
 // Vectors without signal get no weight: the lexical order stands. With no
-// lexical result, the vectors rank alone.
+// lexical result, the vectors rank alone, unless the model was found to
+// have no signal on this vault.
 func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*search.Results, error) {
 	start := time.Now()
+	trust, measured := e.trust()
+	if measured && trust == 0 || e.downErr() != nil {
+		// Vectors without signal, or none to be had: lexical search as
+		// it is, with its own limit (the limit changes which notes the
+		// lexical ranking re-scores for proximity).
+		return e.ix.Search(ctx, req)
+	}
+	// The query's embedding is made while the words are searched.
+	type embedded struct {
+		q   []int16
+		err error
+	}
+	qc := make(chan embedded, 1)
+	go func() {
+		q, err := e.queryVector(ctx, text)
+		qc <- embedded{q, err}
+	}()
 	limit := limitOf(req.Limit)
 	lreq := req
 	lreq.Limit = max(limit, lexDepth)
@@ -96,6 +114,7 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	if errors.Is(err, search.ErrEmptyQuery) {
 		lex, err = &search.Results{Results: []search.Result{}}, nil
 	}
+	qv := <-qc
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +124,7 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 		r.TookMs = float64(time.Since(start).Microseconds()) / 1000
 		return r
 	}
-	q, err := e.queryVector(ctx, text)
+	q, err := qv.q, qv.err
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -120,7 +139,6 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 	if err != nil {
 		return nil, err
 	}
-	trust, measured := e.trust()
 	r := e.rank(q, allowed, -1, semDepth, !measured && len(lex.Results) > 0)
 	beta := 1.0
 	if len(lex.Results) > 0 {

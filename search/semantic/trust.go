@@ -82,6 +82,11 @@ func (e *Engine) measureCoherence() coherence {
 	}
 	d := (ms - mo) / so
 	c.effect = d
+	// A gap that chance alone would give (over three standard errors of
+	// the difference of two means of that many pairs) counts for nothing.
+	if d*math.Sqrt(float64(c.pairs)/2) < 3 {
+		return c
+	}
 	c.trust = min(max((d-coherenceLow)/(coherenceHigh-coherenceLow), 0), 1)
 	return c
 }
