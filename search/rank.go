@@ -358,6 +358,9 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 			// A word no note holds, even misspelt, cannot tell notes
 			// apart: it stays out of the coordination.
 			s.totalIDF += t.weight * t.idf
+		} else if !w.filler {
+			// But the query holds it: Match.Held counts it as missing.
+			s.missingIDF += t.weight * t.idf
 		}
 		for ai, rs := range alts {
 			contentDF := rs.df()
@@ -481,12 +484,14 @@ type rankSearcher struct {
 	terms    []*rankTerm
 	n        float64
 	totalIDF float64
-	heap     postingHeap
-	done     []*posting // postings of the current document
-	exact    [][]byte
-	count    uint64
-	score    bool
-	closed   []*posting
+	// missingIDF is the IDF of the query's content words no note holds.
+	missingIDF float64
+	heap       postingHeap
+	done       []*posting // postings of the current document
+	exact      [][]byte
+	count      uint64
+	score      bool
+	closed     []*posting
 	// per document scratch
 	tf    []float64
 	match []bool
@@ -579,14 +584,14 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 			contentHeld++
 		}
 	}
-	share := 0.0
 	if s.totalIDF > 0 {
-		share = held / s.totalIDF
-		score *= math.Pow(share, coordPower)
+		score *= math.Pow(held/s.totalIDF, coordPower)
 	}
 	s.q.stats.mu.Lock()
 	s.q.stats.best = max(s.q.stats.best, contentHeld)
-	s.q.stats.held = max(s.q.stats.held, share)
+	if all := s.totalIDF + s.missingIDF; all > 0 {
+		s.q.stats.held = max(s.q.stats.held, held/all)
+	}
 	s.q.stats.mu.Unlock()
 	for _, e := range s.exact {
 		if bytes.Equal(e, id) {

@@ -71,7 +71,8 @@ type Match struct {
 	Words int
 	// Held is the largest share of the query's words, each weighted by its
 	// rarity (IDF), that one note holds: 1 when a note holds them all,
-	// small when the vault barely has the query's words.
+	// small when the vault barely has the query's words (a word no note
+	// holds, even misspelt, counts as missing from every note).
 	Held float64
 	// Exact counts the results whose title or alias is exactly the query;
 	// they come first.
