@@ -109,8 +109,9 @@ type SearchParams struct {
 	// frontmatter date or created, or a date their file name starts with).
 	TimeRange *TimeRange `json:"timeRange,omitempty"`
 	// Mode is lexical (words), semantic (meaning: the notes whose chunks
-	// are closest to the query's embedding) or hybrid (both, fused by
-	// reciprocal rank). The default is hybrid when the sidecar has an
+	// are closest to the query's embedding) or hybrid (both, their scores
+	// fused, the meaning weighed more for a query whose words the vault
+	// lacks). The default is hybrid when the sidecar has an
 	// embedding model (the embedModel setting), else lexical; semantic and
 	// hybrid without one are an error (-32602). Every filter applies in
 	// every mode.

@@ -29,7 +29,7 @@ const (
 
 // Search runs req in its mode: lexical (the index's own search), semantic
 // (the notes whose chunks are closest to the query's vector) or hybrid
-// (both lists fused by reciprocal rank), the default. Every filter of req
+// (both lists fused, see fuse.go), the default. Every filter of req
 // (Tags, Folders, From, To and the filters written in the query) applies
 // in every mode. A query with no free words (only filters) is answered
 // lexically. Hybrid search falls back to the lexical results, with a
