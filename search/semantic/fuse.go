@@ -49,14 +49,20 @@ type fusion struct {
 	semFloorRank int
 }
 
+// defaultFusion was chosen on the help and rockman question sets with
+// Universal Sentence Encoder lite (BENCHMARKS.md), from a plateau rather
+// than its best point: the vectors count little while a note holds the
+// query's words (a modest model mostly disorders what the words found),
+// much when the vault lacks them, and only a note among the semantic
+// list's first ten gets a semantic score above 0.
 var defaultFusion = fusion{
-	betaHeld:     0.3,
-	betaMiss:     0.8,
+	betaHeld:     0.1,
+	betaMiss:     0.7,
 	heldHigh:     0.9,
-	heldLow:      0.5,
+	heldLow:      0.3,
 	protect:      3,
 	strongMargin: 0.8,
-	semFloorRank: 50,
+	semFloorRank: 10,
 }
 
 // beta is the weight of the vectors for a query whose lexical search saw
