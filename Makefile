@@ -83,17 +83,19 @@ clean:
 # on a question set over a vault. VERBOSE=1 lists every question.
 #   make eval VAULT=../vaults/obsidian-hub QUESTIONS=../shared/eval/hub-questions.json
 # Without VAULT it runs every set of EVAL_SETS (VAULT=QUESTIONS pairs; a set
-# whose vault is missing is skipped): the hub, rockman and Obsidian help
-# sets, the vaults under EVAL_VAULTS. EVAL_EMBED=use-lite also runs hybrid
-# and semantic search with a real sentence encoder (the embeddings server of
+# whose vault is missing is skipped): the hub and rockman sets and the two
+# sets over Obsidian's help vault (vocabulary mismatch; plain questions),
+# the vaults under EVAL_VAULTS. EVAL_EMBED=use-lite also runs hybrid and
+# semantic search with a real sentence encoder (the embeddings server of
 # scripts/embedserver, started for the run; vectors cached by text in
-# EVAL_EMBED_CACHE, so only the first run of a vault embeds it: the hub
-# takes about an hour on 2 cores); EVAL_EMBED=random checks that vectors
-# without signal leave hybrid search equal to lexical.
+# EVAL_EMBED_CACHE, so only the first run of a vault embeds it: the hub's
+# 25,666 chunks take hours on 2 shared cores); EVAL_EMBED=random checks that
+# vectors without signal leave hybrid search equal to lexical.
 EVAL_VAULTS ?= ../vaults
 EVAL_SHARED ?= ../shared/eval
 EVAL_SETS ?= $(EVAL_VAULTS)/obsidian-hub=$(EVAL_SHARED)/hub-questions.json \
 	$(EVAL_VAULTS)/rockman-vault=testdata/eval/rockman-questions.json \
+	$(EVAL_VAULTS)/obsidian-help=testdata/eval/help-vocabulary-questions.json \
 	$(EVAL_VAULTS)/obsidian-help=testdata/eval/help-questions.json
 EVAL_EMBED ?=
 EVAL_EMBED_CACHE ?=
