@@ -73,22 +73,6 @@ type Options struct {
 // (nomic-embed-text's).
 const embedDims = 768
 
-// localEmbedder embeds in process with a deterministic function.
-type localEmbedder struct {
-	name string
-	fn   llmtest.EmbedFunc
-}
-
-func (l localEmbedder) Model() string { return l.name }
-
-func (l localEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = l.fn(t)
-	}
-	return out, nil
-}
-
 // timedEmbedder adds up the time its embedder takes, so that the time of
 // the query's embedding call is reported apart.
 type timedEmbedder struct {
@@ -107,9 +91,9 @@ func embedderOf(ctx context.Context, opts Options) (semantic.Embedder, func(), e
 	none := func() {}
 	switch {
 	case opts.Embed == "random":
-		return localEmbedder{"random-768", llmtest.RandomVectors(embedDims)}, none, nil
+		return llmtest.LocalEmbedder{Name: "random-768", Fn: llmtest.RandomVectors(embedDims)}, none, nil
 	case opts.Embed == "words":
-		return localEmbedder{"words-768", llmtest.WordVectors(embedDims, nil)}, none, nil
+		return llmtest.LocalEmbedder{Name: "words-768", Fn: llmtest.WordVectors(embedDims, nil)}, none, nil
 	case opts.EmbedBaseURL != "":
 		e, err := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: opts.EmbedBaseURL, Model: opts.Embed, Logger: opts.Logger})
 		return e, none, err

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"context"
 	"encoding/json"
 	"hash/fnv"
 	"math"
@@ -69,6 +70,26 @@ func normalize(v []float32) []float32 {
 		v[i] *= inv
 	}
 	return v
+}
+
+// LocalEmbedder embeds in process with Fn, its vectors named Name: an
+// embedder for search/semantic without a server (the benchmarks, the
+// eval's random and word vectors).
+type LocalEmbedder struct {
+	Name string
+	Fn   EmbedFunc
+}
+
+// Model returns the name of the vectors.
+func (l LocalEmbedder) Model() string { return l.Name }
+
+// Embed returns Fn of every text.
+func (l LocalEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = l.Fn(t)
+	}
+	return out, nil
 }
 
 // EmbedServer is a fake OpenAI-compatible embeddings endpoint

@@ -139,7 +139,7 @@ func BenchmarkHybridQuery(b *testing.B) {
 	if _, err := ix.Sync(ctx, nil); err != nil {
 		b.Fatal(err)
 	}
-	emb := &cachedEmbedder{Embedder: localFunc{"words-512", llmtest.WordVectors(512, nil)}, seen: map[string][]float32{}}
+	emb := &cachedEmbedder{Embedder: llmtest.LocalEmbedder{Name: "words-512", Fn: llmtest.WordVectors(512, nil)}, seen: map[string][]float32{}}
 	e, err := Open(Options{Index: ix, Embedder: emb, Path: filepath.Clean(indexDir) + "-bench-vectors.db"})
 	if err != nil {
 		b.Fatal(err)
@@ -201,20 +201,4 @@ func BenchmarkHybridQuery(b *testing.B) {
 	b.ReportMetric(p50(lex), "lexical-p50-ms")
 	b.ReportMetric(p50(hyb), "hybrid-p50-ms")
 	b.ReportMetric(p50(diff), "added-p50-ms")
-}
-
-// localFunc embeds in process.
-type localFunc struct {
-	name string
-	fn   llmtest.EmbedFunc
-}
-
-func (l localFunc) Model() string { return l.name }
-
-func (l localFunc) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = l.fn(t)
-	}
-	return out, nil
 }
