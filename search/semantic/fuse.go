@@ -16,14 +16,15 @@ import (
 // measured with a real sentence encoder, it let a modest model push the
 // lexical first hit out of the top ten. A convex combination of scores
 // normalised per query (Bruch et al., "An Analysis of Fusion Functions for
-// Hybrid Retrieval", 2023: theoretical-min-max normalisation; Weaviate's
-// relative score fusion and OpenSearch's normalisation processor do the
-// same per query) keeps the margins. The lexical score is divided by the
-// best one (BM25's minimum is 0); the cosine is scaled between the cosine
-// of the note at rank semFloorRank of the semantic list (0) and the best
-// (1), the rank window of both lists being lexDepth and semDepth, and every
-// candidate of either list gets both scores (a note outside the semantic
-// window is scored from its vectors all the same).
+// Hybrid Retrieval", 2023; Weaviate's relative score fusion and
+// OpenSearch's normalisation processor do the same per query) keeps the
+// margins. The lexical score is divided by the best one (theoretical
+// min-max: BM25's minimum is 0); the cosine is min-max scaled over the
+// semantic list's first semFloorRank notes (the cosine at that rank scores
+// 0, the best 1), as relative score fusion does over its window. The rank
+// windows are lexDepth and semDepth, and every candidate of either list
+// gets both scores (a note outside the semantic window is scored from its
+// vectors all the same).
 //
 // The weight of the vectors, beta, is decided per query from what the
 // lexical search itself saw, never from a question set:
