@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vault-agent/vault-agent/internal/truncate"
+	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -341,14 +342,20 @@ func (e *Engine) update(ctx context.Context, paths []string, full bool, progress
 		var err error
 		if start == 0 {
 			// The first request of a pass is one attempt: an endpoint
-			// that is down is tried again in the background (health.go)
-			// rather than retried here while the caller waits.
+			// that cannot be reached is tried again in the background
+			// (health.go) rather than retried here while the caller
+			// waits. One that answers, overloaded or failing, is retried
+			// as any batch is.
 			raw, err = e.embedOnce(ctx, texts[start:end])
-			if err != nil && ctx.Err() == nil && unavailable(err) {
-				e.markDown(err)
+			var answered *llm.StatusError
+			if err != nil && ctx.Err() == nil && unavailable(err) && errors.As(err, &answered) {
+				raw, err = e.emb.Embed(ctx, texts[start:end])
 			}
 		} else {
 			raw, err = e.emb.Embed(ctx, texts[start:end])
+		}
+		if err != nil && ctx.Err() == nil && unavailable(err) {
+			e.markDown(err)
 		}
 		if err != nil {
 			return stats, fmt.Errorf("embed %d chunks with %s: %w", end-start, e.model, err)

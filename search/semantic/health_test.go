@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/llm/llmtest"
 	"github.com/vault-agent/vault-agent/search"
 )
@@ -110,23 +111,48 @@ func TestHangingEndpointCostsTheQueryTimeout(t *testing.T) {
 	}
 }
 
-// A vault opened while the endpoint is down: Sync fails after one request
-// instead of retrying while the caller waits, and the notes are embedded
-// once the endpoint answers again.
+// A vault opened while the endpoint cannot be reached (here: it never
+// answers, and the client gives up after its timeout): Sync fails after
+// one request instead of retrying while the caller waits, and the notes
+// are embedded once the endpoint answers again. An endpoint that answers,
+// overloaded, is retried as before.
 func TestSyncWhileDownResumesInTheBackground(t *testing.T) {
 	dir := filterVault(t)
 	f := newFixture(t, llmtest.WordVectors(dims, nil))
-	e := f.open(t, openIndex(t, dir), f.embedder(t, "m1", 64), "", 64)
+	emb, err := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: f.srv.URL, Model: "m1", Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.open(t, openIndex(t, dir), emb, "", 64)
 	e.probeFirst, e.probeMax = time.Millisecond, 4*time.Millisecond
-	f.srv.FailNext(failing(3)...)
+	_, release := f.srv.HoldFrom(1)
 	if _, err := e.Sync(context.Background(), nil); err == nil {
 		t.Fatal("Sync succeeded with the endpoint down")
 	}
-	if n := f.srv.Requests(); n != 1 {
-		t.Errorf("Sync made %d requests, want 1", n)
+	if strings.Contains(f.logs(), "retrying") {
+		t.Errorf("Sync retried an endpoint it could not reach:\n%s", f.logs())
 	}
+	release()
 	waitRecovered(t, e)
 	if got := e.MemoryBytes(); got == 0 {
 		t.Error("no vectors after the endpoint came back")
+	}
+}
+
+func TestSyncRetriesAnOverloadedEndpoint(t *testing.T) {
+	dir := filterVault(t)
+	f := newFixture(t, llmtest.WordVectors(dims, nil))
+	sl := func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	emb, err := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: f.srv.URL, Model: "m1", Sleep: sl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.open(t, openIndex(t, dir), emb, "", 64)
+	f.srv.FailNext(failing(2)...)
+	if _, err := e.Sync(context.Background(), nil); err != nil {
+		t.Fatalf("Sync gave up on an endpoint that answered 503 twice: %v", err)
+	}
+	if e.downErr() != nil || e.MemoryBytes() == 0 {
+		t.Errorf("down %v, %d bytes of vectors", e.downErr(), e.MemoryBytes())
 	}
 }
