@@ -50,9 +50,10 @@ type fusion struct {
 	semFloorRank int
 }
 
-// defaultFusion was chosen on the help and rockman question sets with
-// Universal Sentence Encoder lite (BENCHMARKS.md), from a plateau rather
-// than its best point: the vectors count little while a note holds the
+// defaultFusion was chosen on the help vocabulary and rockman question
+// sets with Universal Sentence Encoder lite and checked on the hub and
+// plain help sets (BENCHMARKS.md), from a plateau rather than its best
+// point: the vectors count little while a note holds the
 // query's words (a modest model mostly disorders what the words found),
 // much when the vault lacks them, and only a note among the semantic
 // list's first ten gets a semantic score above 0.
