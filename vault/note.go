@@ -22,6 +22,15 @@ type Note struct {
 	// FrontmatterError is set when the frontmatter block failed to parse; the
 	// note is still indexed from its body.
 	FrontmatterError string `json:"frontmatterError,omitempty"`
+	// Tasks are the note's checkbox list items, in order (at most
+	// MaxTasks).
+	Tasks []Task `json:"tasks,omitempty"`
+	// Sections are the line ranges between headings, in order: the text
+	// before the first heading (when there is any), then one per heading.
+	Sections []Section `json:"-"`
+	// Blocks are the line ranges of the note's blocks (see scanStructure),
+	// in order.
+	Blocks []Span `json:"-"`
 	// Body is the markdown after the frontmatter block.
 	Body    string    `json:"-"`
 	Chunks  []Chunk   `json:"-"`

@@ -108,11 +108,27 @@ func parse(path string, content []byte, modTime time.Time, chunkSize int, chunks
 	}
 	n.Headings = b.headings
 	n.Links = b.links
+	st := scanStructure(n.Body, bodyLine, b.headings)
+	n.Tasks, n.Sections, n.Blocks = st.tasks, st.sections, st.blocks
+	if st.cut {
+		cut = append(cut, fmt.Sprintf("tasks: only the first %d are kept", MaxTasks))
+	}
 	if chunks {
 		n.Chunks = chunk(n.Body, b.sections, bodyLine, chunkSize)
 	}
 	n.Cut = cut
 	return n
+}
+
+// ParseProperties returns the frontmatter properties of a note's content
+// as Parse reads them (nil when it has none or they do not parse).
+func ParseProperties(content []byte) map[string]any {
+	fm, _, ok := splitFrontmatter(content)
+	if !ok || len(fm) > MaxFrontmatterBytes {
+		return nil
+	}
+	props, _ := parseFrontmatter([]byte(cleanText(fm)))
+	return props
 }
 
 // cutBody returns the first MaxBodyBytes of body, ending at a line end

@@ -1,0 +1,285 @@
+package vault
+
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Task is one task of a note: a list item with a checkbox ("- [ ] call
+// Bob", "1. [x] done"), in a blockquote or callout too, outside code blocks
+// and the frontmatter.
+type Task struct {
+	// Line is the task's 1-based line in the file.
+	Line int `json:"line"`
+	// Status is the character between the brackets: " " for an open task,
+	// "x" for a done one; the Tasks plugin adds others ("/" in progress,
+	// "-" cancelled).
+	Status string `json:"status"`
+	// Done is true for any status but " ", as Obsidian checks the box.
+	Done bool `json:"done"`
+	// Text is what follows the checkbox, as written.
+	Text string `json:"text"`
+	// Section is the text of the heading the task is under, "" before the
+	// first heading.
+	Section string `json:"section,omitempty"`
+	// The task's dates, YYYY-MM-DD, written the Tasks plugin's way
+	// ("📅 2026-03-12", "⏳ ...", "🛫 ...", "✅ ...") or as Dataview
+	// fields ("[due:: 2026-03-12]", "(scheduled:: ...)"); "" when absent.
+	Due       string `json:"due,omitempty"`
+	Scheduled string `json:"scheduled,omitempty"`
+	Start     string `json:"start,omitempty"`
+	Completed string `json:"completed,omitempty"`
+}
+
+// Span is a range of lines of a note, 1-based and inclusive, numbered as
+// in the file (frontmatter included).
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// Section is the text between two headings: from a heading's line to the
+// line before the next heading of any level (or the end of the note). The
+// text before the first heading is a section with no heading (Level 0).
+type Section struct {
+	Span
+	Level int `json:"level,omitempty"`
+}
+
+// MaxTasks is how many tasks of a note are kept, in order of appearance.
+const MaxTasks = 10_000
+
+// maxBlocks caps the blocks of a note: past it, the rest of the note is
+// one block (nothing is left out).
+const maxBlocks = 50_000
+
+// structure is what scanStructure finds.
+type structure struct {
+	tasks    []Task
+	sections []Section
+	blocks   []Span
+	cut      bool // more than MaxTasks tasks
+}
+
+// scanStructure finds the tasks, sections and blocks of a body whose first
+// line is the file's line bodyLine, given its headings (with file lines).
+// fm is set when lines 1 to bodyLine-1 are a frontmatter block, which is a
+// block of its own. Blocks are runs of lines between blank lines, a
+// heading (with a setext underline) and a fenced code block (blank lines
+// included) being blocks of their own: Obsidian's "block" for block:
+// search. It reads each line once.
+func scanStructure(body string, bodyLine int, headings []Heading) structure {
+	var st structure
+	isHeading := make(map[int]int, len(headings))
+	for _, h := range headings {
+		isHeading[h.Line] = h.Level
+	}
+	hi := 0 // next heading of headings
+	section := ""
+	var fence string
+	blockStart := 0 // 0: no block open
+	line := bodyLine - 1
+	endBlock := func(last int) {
+		if blockStart == 0 {
+			return
+		}
+		if len(st.blocks) < maxBlocks {
+			st.blocks = append(st.blocks, Span{blockStart, last})
+		} else {
+			st.blocks[len(st.blocks)-1].End = last
+		}
+		blockStart = 0
+	}
+	prevHeading := 0
+	for off := 0; off < len(body); {
+		text := body[off:]
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			text, off = text[:i], off+i+1
+		} else {
+			off = len(body)
+		}
+		line++
+		text = strings.TrimSuffix(text, "\r")
+		for hi < len(headings) && headings[hi].Line <= line {
+			section = headings[hi].Text
+			hi++
+		}
+		if fence != "" {
+			if isFenceEnd(text, fence) {
+				fence = ""
+				endBlock(line)
+			}
+			continue
+		}
+		if f := FenceOpening(text); f != "" {
+			endBlock(line - 1)
+			fence, blockStart = f, line
+			continue
+		}
+		switch {
+		case strings.TrimSpace(text) == "":
+			endBlock(line - 1)
+		case isHeading[line] > 0:
+			endBlock(line - 1)
+			blockStart = line
+			endBlock(line)
+			prevHeading = line
+		case prevHeading == line-1 && isSetextUnderline(text) && len(st.blocks) > 0:
+			st.blocks[len(st.blocks)-1].End = line
+		default:
+			if blockStart == 0 {
+				blockStart = line
+			}
+			if t, ok := parseTask(text); ok {
+				if len(st.tasks) < MaxTasks {
+					t.Line, t.Section = line, section
+					st.tasks = append(st.tasks, t)
+				} else {
+					st.cut = true
+				}
+			}
+		}
+	}
+	endBlock(line) // a block, or a code block, running to the end
+	st.sections = sectionsOf(headings, bodyLine, line)
+	return st
+}
+
+// sectionsOf splits the lines first to last at the headings.
+func sectionsOf(headings []Heading, first, last int) []Section {
+	out := make([]Section, 0, len(headings)+1)
+	start, level := first, 0
+	for _, h := range headings {
+		if h.Line < start || h.Line > last {
+			continue
+		}
+		if h.Line > start {
+			out = append(out, Section{Span{start, h.Line - 1}, level})
+		}
+		start, level = h.Line, h.Level
+	}
+	if start <= last && (level > 0 || len(out) == 0 || start < last) {
+		out = append(out, Section{Span{start, last}, level})
+	}
+	return out
+}
+
+// isFenceEnd reports whether line closes a code block opened by fence.
+func isFenceEnd(line, fence string) bool {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 {
+		return false
+	}
+	n := 0
+	for n < len(t) && t[n] == fence[0] {
+		n++
+	}
+	return n >= len(fence) && strings.TrimSpace(t[n:]) == ""
+}
+
+func isSetextUnderline(line string) bool {
+	t := strings.TrimSpace(line)
+	return t != "" && (strings.Trim(t, "=") == "" || strings.Trim(t, "-") == "")
+}
+
+// parseTask reads a task line: optional indentation and blockquote marks,
+// a list marker, a checkbox, the text.
+func parseTask(line string) (Task, bool) {
+	s := strings.TrimLeft(line, " \t")
+	for strings.HasPrefix(s, ">") {
+		s = strings.TrimLeft(s[1:], " \t")
+	}
+	switch {
+	case s == "":
+		return Task{}, false
+	case s[0] == '-' || s[0] == '*' || s[0] == '+':
+		s = s[1:]
+	case s[0] >= '0' && s[0] <= '9':
+		i := 0
+		for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == len(s) || s[i] != '.' && s[i] != ')' {
+			return Task{}, false
+		}
+		s = s[i+1:]
+	default:
+		return Task{}, false
+	}
+	if s == "" || s[0] != ' ' && s[0] != '\t' {
+		return Task{}, false
+	}
+	s = strings.TrimLeft(s, " \t")
+	if len(s) < 3 || s[0] != '[' {
+		return Task{}, false
+	}
+	r, n := utf8.DecodeRuneInString(s[1:])
+	if r == utf8.RuneError || 1+n >= len(s) || s[1+n] != ']' || r == '\t' || r == '\n' {
+		return Task{}, false
+	}
+	rest := s[2+n:]
+	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return Task{}, false
+	}
+	t := Task{Status: string(r), Done: r != ' ', Text: strings.TrimSpace(rest)}
+	taskDates(&t)
+	return t, true
+}
+
+// Task dates: the Tasks plugin's signifiers and Dataview's inline fields.
+var (
+	reTaskEmoji = regexp.MustCompile(`(📅|📆|🗓️?|⏳|⌛|🛫|✅)\s*(\d{4}-\d{2}-\d{2})`)
+	reTaskField = regexp.MustCompile(`[\[(]\s*(due|scheduled|start|completion|done)\s*::\s*(\d{4}-\d{2}-\d{2})[^\])]*[\])]`)
+)
+
+func taskDates(t *Task) {
+	if !strings.ContainsAny(t.Text, "0123456789") {
+		return
+	}
+	set := func(kind, date string) {
+		var p *string
+		switch kind {
+		case "📅", "📆", "🗓", "🗓️", "due":
+			p = &t.Due
+		case "⏳", "⌛", "scheduled":
+			p = &t.Scheduled
+		case "🛫", "start":
+			p = &t.Start
+		case "✅", "completion", "done":
+			p = &t.Completed
+		}
+		if p != nil && *p == "" {
+			*p = date
+		}
+	}
+	for _, m := range reTaskEmoji.FindAllStringSubmatch(t.Text, -1) {
+		set(m[1], m[2])
+	}
+	if strings.Contains(t.Text, "::") {
+		for _, m := range reTaskField.FindAllStringSubmatch(t.Text, -1) {
+			set(m[1], m[2])
+		}
+	}
+}
+
+// ParseDate reads a date or a date and time as notes write them in
+// frontmatter (2026-03-12, 2026-03-12T10:30, 2026/03/12...), in the local
+// time zone when it has none.
+func ParseDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 10 || s[4] != '-' && s[4] != '/' && s[4] != '.' || !isDigits(s[:4]) {
+		return time.Time{}, false
+	}
+	return parseDateValue(s)
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
