@@ -63,6 +63,9 @@ func WireResults(r *search.Results) *protocol.Results {
 	for i, h := range r.Results {
 		out.Results[i] = protocol.Result{Path: h.Path, Title: h.Title, Score: h.Score, Snippet: h.Snippet, Heading: h.Heading,
 			ChunkIndex: h.ChunkIndex, Tags: h.Tags, MTime: h.MTime, Date: h.Date}
+		for _, m := range h.Matches {
+			out.Results[i].Matches = append(out.Results[i].Matches, protocol.Match{Line: m.Line, Text: m.Text, Kind: m.Kind})
+		}
 	}
 	return out
 }

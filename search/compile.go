@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -22,8 +23,17 @@ import (
 // only rank); tag:, path: and file: (and the structured filters of a
 // Request) are non-scoring filters; negations are must-nots, compiled as
 // plain bleve queries over the note's own fields: -(a b c) excludes notes
-// holding half of a, b and c, rounded up. A group with only filters scores
-// every note alike, so such searches are sorted by mtime, newest first.
+// holding all of a, b and c, as in Obsidian. A group with only filters
+// scores every note alike, so such searches are sorted by mtime, newest
+// first.
+//
+// Obsidian's operators: content: and ignore-case: require their value
+// (every word of it, as Obsidian does) and score like a phrase, content:
+// over the note's text only; [property] and [property:word] are terms of
+// the facts field; the operators that look at parts of notes (line:,
+// block:, section:, the task operators, match-case:, /regex/, a property
+// value its terms cannot decide) are resolved into the set of notes they
+// match first (resolve.go), and are filters of that set.
 //
 // Fuzzy fallback: misspelt words are corrected inside the ranked search
 // (typo.go). When a query still matches nothing, Search compiles it again
@@ -55,7 +65,9 @@ type compiler struct {
 	files func(name string) []string
 	// prefix returns the paths starting with a lower-cased prefix; nil
 	// falls back to a prefix query on the path keyword.
-	paths  func(prefix string) []string
+	paths func(prefix string) []string
+	// notes returns the metadata of every note (path:/re/, tag:/re/).
+	notes  func() []NoteMeta
 	terms  []snipTerm
 	fuzzed bool         // at least one term got fuzziness
 	ranked []*rankQuery // the ranked groups
@@ -65,6 +77,12 @@ type compiler struct {
 	// nothingElse is set when the whole query matches nothing as
 	// compiled (only stop words, or filters no note passes).
 	nothingElse bool
+	// ops resolves the operators that look at parts of notes; sets are
+	// the results of those not negated (their matches go with the
+	// results); err is the first error resolving one.
+	ops  *opResolver
+	sets []*opResult
+	err  error
 }
 
 func (c *compiler) compile(n Node, negated bool) compiled {
@@ -105,6 +123,25 @@ func (c *compiler) compile(n Node, negated bool) compiled {
 		wq := query.NewWildcardQuery(pattern)
 		wq.SetField(fFile)
 		return compiled{q: wq}
+	case *Content:
+		return c.boolean(n.X, negated, contentFields)
+	case *Case:
+		if !n.Sensitive {
+			return c.boolean(n.X, negated, fieldBoosts)
+		}
+		return c.resolved(n, negated)
+	case *Scope:
+		return c.resolved(n, negated)
+	case *Prop:
+		if q, exact := c.compileProp(n); exact {
+			return compiled{q: q}
+		}
+		return c.resolved(n, negated)
+	case *Regex:
+		if n.Field != "" {
+			return c.fieldRegex(n)
+		}
+		return c.resolved(n, negated)
 	case Not:
 		x := c.compile(n.X, !negated)
 		if x.none {
@@ -212,8 +249,8 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 		b.AddShould(shoulds...)
 		switch {
 		case negated:
-			// -(a b c) excludes notes holding enough of a, b and c.
-			b.SetMinShould(float64(minShould(len(shoulds))))
+			// -(a b c) excludes notes holding all of a, b and c.
+			b.SetMinShould(float64(len(shoulds)))
 		case len(musts) > 0:
 			// With a phrase or group to match, free terms only rank.
 		default:
@@ -233,9 +270,8 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	return compiled{q: b, scoring: len(shoulds)+len(musts) > 0}
 }
 
-// minShould is how many of n free terms of a negated group must match for
-// the group to exclude a note, and how many a ranked group's best note
-// must hold for the results not to be partial.
+// minShould is how many of n free terms a ranked group's best note must
+// hold for the results not to be partial.
 func minShould(n int) int {
 	if n <= 2 {
 		return n
@@ -328,10 +364,18 @@ func fieldsQuery(text string, fields []fieldBoost, fuzz int) query.Query {
 
 // phrase compiles an exact phrase over title, headings and body.
 func (c *compiler) phrase(text string, negated bool) compiled {
-	fields := []fieldBoost{{fTitle, 5}, {fHeadings, 3}, {fBody, 1}}
+	return c.phraseIn(text, negated, []fieldBoost{{fTitle, 5}, {fHeadings, 3}, {fBody, 1}})
+}
+
+// phraseIn compiles an exact phrase over fields (with term vectors).
+func (c *compiler) phraseIn(text string, negated bool, fields []fieldBoost) compiled {
 	var toks analysis.TokenStream
 	if hasCJK(text) {
-		fields = []fieldBoost{{fTitleCJK, 5}, {fBodyCJK, 1}}
+		if len(fields) == 1 && fields[0].field == fBody { // content:
+			fields = []fieldBoost{{fBodyCJK, 1}}
+		} else {
+			fields = []fieldBoost{{fTitleCJK, 5}, {fBodyCJK, 1}}
+		}
 		toks = c.cjk.Analyze([]byte(text))
 	} else {
 		toks = c.text.Analyze([]byte(text))
@@ -358,4 +402,142 @@ func (c *compiler) phrase(text string, negated bool) compiled {
 	d := query.NewDisjunctionQuery(qs)
 	d.SetMin(1)
 	return compiled{q: d, scoring: true}
+}
+
+// contentFields are the fields of content:, a note's text: its body (with
+// its headings) and the words of its URLs.
+var contentFields = []fieldBoost{{fBody, 1}, {fURL, 0.3}}
+
+// boolean compiles the value of content: or ignore-case: as Obsidian
+// evaluates it: every word and phrase required (in fields), OR and -
+// inside; the words score.
+func (c *compiler) boolean(n Node, negated bool, fields []fieldBoost) compiled {
+	switch x := n.(type) {
+	case Term:
+		if hasCJK(x.Text) {
+			return c.term(x.Text, negated)
+		}
+		toks := c.text.Analyze([]byte(x.Text))
+		if len(toks) == 0 {
+			return compiled{q: query.NewMatchAllQuery()} // a stop word: ignored
+		}
+		if !negated {
+			for _, t := range toks {
+				c.terms = append(c.terms, snipTerm{term: string(t.Term)})
+			}
+		}
+		return compiled{q: fieldsQuery(x.Text, fields, 0), scoring: true}
+	case Phrase:
+		var pf []fieldBoost
+		for _, f := range fields {
+			if f.field == fTitle || f.field == fHeadings || f.field == fBody {
+				pf = append(pf, f)
+			}
+		}
+		return c.phraseIn(x.Text, negated, pf)
+	case *Regex:
+		return c.resolved(x, negated)
+	case Not:
+		in := c.boolean(x.X, !negated, fields)
+		if in.none {
+			return compiled{q: query.NewMatchAllQuery()}
+		}
+		b := query.NewBooleanQuery(nil, nil, nil)
+		b.AddMustNot(in.q)
+		return compiled{q: b}
+	case And:
+		b := query.NewBooleanQuery(nil, nil, nil)
+		scoring := false
+		for _, it := range x.Items {
+			if nt, ok := it.(Not); ok {
+				if in := c.boolean(nt.X, !negated, fields); !in.none {
+					b.AddMustNot(in.q)
+				}
+				continue
+			}
+			in := c.boolean(it, negated, fields)
+			if in.none {
+				return matchNothing
+			}
+			b.AddMust(in.q)
+			scoring = scoring || in.scoring
+		}
+		return compiled{q: b, scoring: scoring}
+	case Or:
+		var qs []query.Query
+		scoring := false
+		for _, it := range x.Items {
+			if in := c.boolean(it, negated, fields); !in.none {
+				qs = append(qs, in.q)
+				scoring = scoring || in.scoring
+			}
+		}
+		if len(qs) == 0 {
+			return matchNothing
+		}
+		d := query.NewDisjunctionQuery(qs)
+		d.SetMin(1)
+		return compiled{q: d, scoring: scoring}
+	}
+	return matchNothing
+}
+
+// resolved compiles an operator that looks at parts of notes into the set
+// of notes it matches (resolve.go).
+func (c *compiler) resolved(n Node, negated bool) compiled {
+	if c.ops == nil {
+		c.fail(fmt.Errorf("search: %s needs the index", n))
+		return matchNothing
+	}
+	res, err := c.ops.resolve(c, n)
+	if err != nil {
+		c.fail(err)
+		return matchNothing
+	}
+	if !negated {
+		c.sets = append(c.sets, res)
+	}
+	if len(res.paths) == 0 {
+		return matchNothing
+	}
+	return compiled{q: query.NewDocIDQuery(res.paths)}
+}
+
+func (c *compiler) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// fieldRegex compiles path:/re/, file:/re/ and tag:/re/ over the notes'
+// paths, file names and tags, which the index keeps in memory.
+func (c *compiler) fieldRegex(r *Regex) compiled {
+	if c.notes == nil {
+		c.fail(fmt.Errorf("search: %s needs the index", r))
+		return matchNothing
+	}
+	var ids []string
+	for _, m := range c.notes() {
+		ok := false
+		switch r.Field {
+		case "path":
+			ok = r.re.MatchString(m.Path)
+		case "file":
+			ok = r.re.MatchString(fileKey(m.Path))
+		case "tag":
+			for _, t := range tagAncestors(m.Tags) {
+				if r.re.MatchString(t) {
+					ok = true
+					break
+				}
+			}
+		}
+		if ok {
+			ids = append(ids, m.Path)
+		}
+	}
+	if len(ids) == 0 {
+		return matchNothing
+	}
+	return compiled{q: query.NewDocIDQuery(ids)}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrLocked is returned by Open when another process holds the index.
@@ -90,3 +91,19 @@ func CheckQuerySize(q string) error {
 	}
 	return nil
 }
+
+// QuerySlowError is a query whose operator (line:, a /regex/...) had to
+// check more notes than it could in its time: the front-ends answer it as
+// a bad query, since narrowing it is the way out. It matches ErrBadQuery.
+type QuerySlowError struct {
+	Op    string
+	Limit time.Duration
+}
+
+func (e *QuerySlowError) Error() string {
+	return fmt.Sprintf("%s checked notes for longer than %s and was stopped; narrow it with words inside it, or with path:, tag: or file:",
+		truncateQuery(e.Op), e.Limit)
+}
+
+// Is makes errors.Is(err, ErrBadQuery) true.
+func (e *QuerySlowError) Is(target error) bool { return target == ErrBadQuery }

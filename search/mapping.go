@@ -45,14 +45,20 @@ const (
 	fAnchor   = "anchor"   // link texts of the links pointing to this note (aliases, markdown link text)
 	fLinkText = "linktext" // the sentence or list item around each link pointing to this note
 	fInbound  = "inbound"  // stored only: the links pointing to this note (inboundItem, JSON)
+	fFacts    = "facts"    // keyword terms, one a line: tasks and properties (noteFacts)
+	fTaskTodo = "tasktodo" // the text of the note's open tasks
+	fTaskDone = "taskdone" // the text of its done tasks
+	fTasks    = "tasks"    // stored only: the note's tasks ([]vault.Task, JSON)
+	fSpans    = "spans"    // stored only: the line ranges of its sections and blocks (encodeSpans)
 )
 
 // Analyzer names in the mapping.
 const (
-	textAnalyzer = "vault_text"
-	cjkAnalyzer  = cjk.AnalyzerName
-	foldFilter   = "vault_fold"
-	lengthFilter = "vault_length"
+	textAnalyzer  = "vault_text"
+	factsAnalyzer = "vault_facts" // one term a line, as written
+	cjkAnalyzer   = cjk.AnalyzerName
+	foldFilter    = "vault_fold"
+	lengthFilter  = "vault_length"
 )
 
 // lenFields are the text fields whose lengths ranking normalizes by; a
@@ -98,7 +104,8 @@ var fieldBoosts = []struct {
 // schemaVersion is bumped by hand when the document layout changes in a way
 // the mapping hash would not show (for example what goes into a field).
 // 3: link context fields, URLs out of the body, field lengths in the state.
-const schemaVersion = 3
+// 4: tasks, properties, sections and blocks.
+const schemaVersion = 4
 
 func init() {
 	if err := registry.RegisterTokenFilter(foldFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
@@ -207,6 +214,13 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		return nil, err
 	}
 
+	if err := im.AddCustomAnalyzer(factsAnalyzer, map[string]interface{}{
+		"type":      custom.Name,
+		"tokenizer": lineTokenizerName,
+	}); err != nil {
+		return nil, err
+	}
+
 	text := textFieldMapping
 	kw := func() *mapping.FieldMapping { return text(keyword.Name, false) }
 	doc := mapping.NewDocumentStaticMapping()
@@ -226,10 +240,15 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	// The links pointing to a note are stored with it, not indexed: an
 	// update recomputes inbound context from them instead of reading the
 	// linking notes again.
-	inb := mapping.NewTextFieldMapping()
-	inb.Analyzer = keyword.Name
-	inb.Store, inb.Index, inb.IncludeInAll, inb.DocValues, inb.IncludeTermVectors = true, false, false, false, false
-	doc.AddFieldMappingsAt(fInbound, inb)
+	doc.AddFieldMappingsAt(fInbound, storedOnly())
+	doc.AddFieldMappingsAt(fFacts, text(factsAnalyzer, false))
+	doc.AddFieldMappingsAt(fTaskTodo, text(textAnalyzer, false))
+	doc.AddFieldMappingsAt(fTaskDone, text(textAnalyzer, false))
+	// A note's tasks and the line ranges of its sections and blocks are
+	// stored with it: task listings and line:, block: and section: read
+	// them instead of parsing notes again.
+	doc.AddFieldMappingsAt(fTasks, storedOnly())
+	doc.AddFieldMappingsAt(fSpans, storedOnly())
 	mt := mapping.NewNumericFieldMapping()
 	mt.Store = false
 	mt.IncludeInAll = false
@@ -250,6 +269,14 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	return im, nil
 }
 
+// storedOnly maps a field that is stored, not indexed.
+func storedOnly() *mapping.FieldMapping {
+	fm := mapping.NewTextFieldMapping()
+	fm.Analyzer = keyword.Name
+	fm.Store, fm.Index, fm.IncludeInAll, fm.DocValues, fm.IncludeTermVectors = true, false, false, false, false
+	return fm
+}
+
 // textFieldMapping maps a field indexed by analyzer, not stored, with term
 // vectors (positions, for phrase queries) when vectors is set.
 func textFieldMapping(analyzer string, vectors bool) *mapping.FieldMapping {
@@ -267,7 +294,13 @@ func textFieldMapping(analyzer string, vectors bool) *mapping.FieldMapping {
 // (fastFields).
 func noteDoc(m *mapping.IndexMappingImpl, fused *fusedChain, n *vault.Note, in *inbound) (*document.Document, error) {
 	doc := document.NewDocument(n.Path)
-	if err := m.MapDocument(doc, noteDocument(n, in)); err != nil {
+	d := noteDocument(n, in)
+	an := m.AnalyzerNamed(textAnalyzer)
+	if fused != nil {
+		an = fused.an
+	}
+	addNoteParts(d, an, n)
+	if err := m.MapDocument(doc, d); err != nil {
 		return nil, err
 	}
 	fastFields(doc, fused, false)

@@ -2,30 +2,49 @@ package search
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// The query language:
+// The query language, Obsidian's search syntax:
 //
 //	sourdough starter        free terms, ranked (see compile.go for how many must match)
-//	"exact phrase"           phrase in title, headings or body
-//	-term  -"a phrase"       exclusion
+//	"exact phrase"           phrase in title, headings or body; \" is a quote inside it
+//	-term  -"a phrase"       exclusion; -(a b) excludes notes holding both a and b
 //	tag:#recipe  tag:recipe  notes tagged recipe or recipe/… (also a bare #recipe)
 //	path:projects/           path prefix, case-insensitive
 //	file:plan  file:Plan.md  basename contains "plan", case-insensitive, with or
 //	                         without .md; with * or ? a pattern for the whole name
 //	a OR b                   either side; binds looser than the implicit AND
 //	(a OR b) c               parentheses group
+//	content:X                X in the note's text only (not its name, tags or properties)
+//	match-case:X             X with its case as written; ignore-case:X in any case
+//	line:X block:X section:X a line, a block (text between blank lines) or a
+//	                         section (text between headings) that matches X
+//	task:X task-todo:X       a task (open, or done) that matches X; alone:
+//	task-done:X              notes with such a task
+//	[prop] [prop:X]          notes with the property; whose value matches X
+//	[prop:null]              whose value is empty; [prop:<5] [prop:>2026-03-01]
+//	                         compare numbers and dates (also <= and >=)
+//	/regex/                  a regular expression (RE2) over the note's text;
+//	                         path:/re/ file:/re/ tag:/re/ over those
+//
+// X is a word, a "phrase", a /regex/ or a sub-query in parentheses, which
+// an operator evaluates the way Obsidian does: every part required, with
+// OR, - and quotes inside ("line:(mix -flour)", "task:(call OR email)").
 //
 // The parser is forgiving where intent is clear: an unclosed quote runs to
-// the end of the query, an unclosed parenthesis closes at the end, a
-// dangling OR or a lone "-" is ignored, and a field name the language does
-// not know ("foo:bar") is a plain term. It returns a *QueryError (matching
-// ErrBadQuery) with the column only for what it cannot guess: a ")" without
-// "(" and a tag:/path:/file: without a value.
+// the end of the query, an unclosed parenthesis or bracket closes at the
+// end, a dangling OR or a lone "-" is ignored, and a field name the
+// language does not know ("foo:bar") is a plain term. It returns a
+// *QueryError (matching ErrBadQuery) with the column only for what it
+// cannot guess: a ")" without "(", an operator without a value, a regular
+// expression that does not compile, a property without a name or compared
+// with something that is neither a number nor a date, and an operator
+// nested in one that cannot hold it.
 
 // Query is a parsed query.
 type Query struct {
@@ -70,7 +89,61 @@ type And struct{ Items []Node }
 // Or matches any of its children.
 type Or struct{ Items []Node }
 
+// Content matches X against the note's text only (content:X): not its
+// name, path, tags or properties.
+type Content struct{ X Node }
+
+// Case matches X with its case as written (match-case:X, Sensitive) or in
+// any case (ignore-case:X).
+type Case struct {
+	X         Node
+	Sensitive bool
+}
+
+// Scope matches notes with a part that matches X: a line, a block, a
+// section or a task (any, open or done), by Kind. A task Scope with a nil
+// X matches notes with any such task.
+type Scope struct {
+	Kind string // one of the scope* constants
+	X    Node
+}
+
+// Kinds of Scope, named as the operators.
+const (
+	scopeLine     = "line"
+	scopeBlock    = "block"
+	scopeSection  = "section"
+	scopeTask     = "task"
+	scopeTaskTodo = "task-todo"
+	scopeTaskDone = "task-done"
+)
+
+// Prop matches notes by a frontmatter property: [name] (Value nil, no
+// Op), [name:X], [name:null] (Null) or [name:<bound] (Op "<", ">", "<="
+// or ">=" and Bound, a number or a date).
+type Prop struct {
+	Name  string // lower-cased
+	Value Node
+	Null  bool
+	Op    string
+	Bound string
+}
+
+// Regex is a regular expression (/.../, RE2 syntax) matched, without
+// regard to case, against the note's text (Field "") or its path, file
+// name or tags (Field "path", "file", "tag").
+type Regex struct {
+	Src   string
+	Field string
+	re    *regexp.Regexp // the expression, case-insensitive
+}
+
 func (Term) node()       {}
+func (*Content) node()   {}
+func (*Case) node()      {}
+func (*Scope) node()     {}
+func (*Prop) node()      {}
+func (*Regex) node()     {}
 func (Phrase) node()     {}
 func (Tag) node()        {}
 func (PathPrefix) node() {}
@@ -85,8 +158,38 @@ func (n Tag) String() string        { return "tag:" + n.Name }
 func (n PathPrefix) String() string { return "path:" + n.Prefix }
 func (n File) String() string       { return "file:" + n.Name }
 func (n Not) String() string        { return "-" + n.X.String() }
-func (n And) String() string        { return group("AND", n.Items) }
-func (n Or) String() string         { return group("OR", n.Items) }
+func (n *Content) String() string   { return "content:" + n.X.String() }
+func (n *Case) String() string {
+	if n.Sensitive {
+		return "match-case:" + n.X.String()
+	}
+	return "ignore-case:" + n.X.String()
+}
+func (n *Scope) String() string {
+	if n.X == nil {
+		return n.Kind + ":"
+	}
+	return n.Kind + ":" + n.X.String()
+}
+func (n *Prop) String() string {
+	switch {
+	case n.Null:
+		return "[" + n.Name + ":null]"
+	case n.Op != "":
+		return "[" + n.Name + ":" + n.Op + n.Bound + "]"
+	case n.Value != nil:
+		return "[" + n.Name + ":" + n.Value.String() + "]"
+	}
+	return "[" + n.Name + "]"
+}
+func (n *Regex) String() string {
+	if n.Field != "" {
+		return n.Field + ":/" + n.Src + "/"
+	}
+	return "/" + n.Src + "/"
+}
+func (n And) String() string { return group("AND", n.Items) }
+func (n Or) String() string  { return group("OR", n.Items) }
 
 func group(op string, items []Node) string {
 	var b strings.Builder
@@ -111,19 +214,43 @@ const (
 	tkOr
 	tkLParen
 	tkRParen
+	tkRegex // text: the expression's source
+	tkProp  // node: the *Prop
+)
+
+// valueKind says what an operator's value is (token.val).
+type valueKind int
+
+const (
+	valWord   valueKind = iota // a word: token.text
+	valQuoted                  // a quoted value: token.text
+	valRegex                   // /.../: token.text is the source
+	valGroup                   // a sub-query in parentheses: the tokens that follow
+	valNone                    // nothing (task operators alone)
 )
 
 type token struct {
 	kind  tokKind
-	text  string // word, phrase text or field value
-	field string // for tkField: "tag", "path" or "file"
-	pos   int    // 1-based column
+	text  string // word, phrase text, field value or regex source
+	field string // for tkField: the operator, lower-cased, without ':'
+	val   valueKind
+	node  Node // for tkProp
+	pos   int  // 1-based column
 }
 
-// lex splits s into tokens. Columns count runes.
-func lex(s string) ([]token, error) {
+// operators are the field operators and whether a value is optional.
+var operators = map[string]bool{
+	"tag": false, "path": false, "file": false,
+	"content": false, "match-case": false, "ignore-case": false,
+	scopeLine: false, scopeBlock: false, scopeSection: false,
+	scopeTask: true, scopeTaskTodo: true, scopeTaskDone: true,
+}
+
+// lex splits s into tokens. Columns count runes, from base+1.
+func lex(s string) ([]token, error) { return lexRunes([]rune(s), 0) }
+
+func lexRunes(rs []rune, base int) ([]token, error) {
 	var toks []token
-	rs := []rune(s)
 	i := 0
 	for i < len(rs) {
 		r := rs[i]
@@ -131,53 +258,109 @@ func lex(s string) ([]token, error) {
 		case unicode.IsSpace(r):
 			i++
 		case r == '(':
-			toks = append(toks, token{kind: tkLParen, pos: i + 1})
+			toks = append(toks, token{kind: tkLParen, pos: base + i + 1})
 			i++
 		case r == ')':
-			toks = append(toks, token{kind: tkRParen, pos: i + 1})
+			toks = append(toks, token{kind: tkRParen, pos: base + i + 1})
 			i++
 		case r == '-':
 			// A '-' directly before something negates it; a lone '-' is
 			// ignored.
 			if i+1 < len(rs) && !unicode.IsSpace(rs[i+1]) && rs[i+1] != ')' && rs[i+1] != '-' {
-				toks = append(toks, token{kind: tkNeg, pos: i + 1})
+				toks = append(toks, token{kind: tkNeg, pos: base + i + 1})
 			}
 			i++
 		case r == '"':
 			text, next := readQuoted(rs, i)
 			if strings.TrimSpace(text) != "" {
-				toks = append(toks, token{kind: tkPhrase, text: text, pos: i + 1})
+				toks = append(toks, token{kind: tkPhrase, text: text, pos: base + i + 1})
 			}
 			i = next
+		case r == '[' && (i+1 == len(rs) || rs[i+1] != '['):
+			prop, next, err := lexProp(rs, i, base)
+			if err != nil {
+				return nil, err
+			}
+			toks = append(toks, token{kind: tkProp, node: prop, pos: base + i + 1})
+			i = next
+		case r == '/' && regexEnd(rs, i) > 0:
+			end := regexEnd(rs, i)
+			toks = append(toks, token{kind: tkRegex, text: string(rs[i+1 : end]), pos: base + i + 1})
+			i = end + 1
 		default:
 			start := i
-			for i < len(rs) && !unicode.IsSpace(rs[i]) && rs[i] != '(' && rs[i] != ')' && rs[i] != '"' {
-				i++
-			}
+			i = wordEnd(rs, i)
 			word := string(rs[start:i])
 			if word == "OR" {
-				toks = append(toks, token{kind: tkOr, pos: start + 1})
+				toks = append(toks, token{kind: tkOr, pos: base + start + 1})
 				continue
 			}
 			if f, val, ok := splitField(word); ok {
-				if val == "" && i < len(rs) && rs[i] == '"' {
-					val, i = readQuoted(rs, i)
-					val = strings.TrimSpace(val)
+				t := token{kind: tkField, field: f, text: val, pos: base + start + 1}
+				valStart := start + utf8.RuneCountInString(f) + 1
+				switch {
+				case val != "" && val[0] == '/' && regexEnd(rs, valStart) > 0:
+					end := regexEnd(rs, valStart)
+					t.val, t.text, i = valRegex, string(rs[valStart+1:end]), end+1
+				case val != "":
+				case i < len(rs) && rs[i] == '"':
+					t.val = valQuoted
+					t.text, i = readQuoted(rs, i)
+					t.text = strings.TrimSpace(t.text)
+				case i < len(rs) && rs[i] == '(':
+					t.val = valGroup
+				case operators[f]:
+					t.val = valNone
 				}
-				if fieldValueEmpty(f, val) {
-					return nil, &QueryError{Pos: start + 1, Msg: f + ": needs a value"}
+				if t.val != valGroup && t.val != valNone && fieldValueEmpty(f, t.text) {
+					return nil, &QueryError{Pos: t.pos, Msg: f + ": needs a value"}
 				}
-				toks = append(toks, token{kind: tkField, field: f, text: val, pos: start + 1})
+				toks = append(toks, t)
 				continue
 			}
 			if len(word) > 1 && word[0] == '#' && isTagName(word[1:]) {
-				toks = append(toks, token{kind: tkField, field: "tag", text: word[1:], pos: start + 1})
+				toks = append(toks, token{kind: tkField, field: "tag", text: word[1:], pos: base + start + 1})
 				continue
 			}
-			toks = append(toks, token{kind: tkWord, text: word, pos: start + 1})
+			toks = append(toks, token{kind: tkWord, text: word, pos: base + start + 1})
 		}
 	}
-	return append(toks, token{kind: tkEOF, pos: len(rs) + 1}), nil
+	return append(toks, token{kind: tkEOF, pos: base + len(rs) + 1}), nil
+}
+
+// wordEnd is the end of the word starting at rs[i].
+func wordEnd(rs []rune, i int) int {
+	for i < len(rs) && !unicode.IsSpace(rs[i]) && rs[i] != '(' && rs[i] != ')' && rs[i] != '"' {
+		i++
+	}
+	return i
+}
+
+// regexEnd returns the index of the slash closing the regular expression
+// that opens at rs[i] == '/', or -1: the first unescaped '/' outside a
+// character class that ends a word (followed by a space, ')' or ']' or
+// the end), with something between the slashes. "/usr/bin" and "path:/"
+// are not regular expressions.
+func regexEnd(rs []rune, i int) int {
+	if i >= len(rs) || rs[i] != '/' {
+		return -1
+	}
+	class := false
+	for j := i + 1; j < len(rs); j++ {
+		switch c := rs[j]; {
+		case c == '\\':
+			j++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '/':
+			if j > i+1 && (j+1 == len(rs) || unicode.IsSpace(rs[j+1]) || rs[j+1] == ')' || rs[j+1] == ']') {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 func fieldValueEmpty(field, val string) bool {
@@ -190,18 +373,21 @@ func fieldValueEmpty(field, val string) bool {
 	return strings.TrimSpace(val) == ""
 }
 
-// readQuoted reads a quoted string starting at rs[i] == '"'. An unclosed
-// quote runs to the end.
+// readQuoted reads a quoted string starting at rs[i] == '"'; \" is a quote
+// and \\ a backslash inside it. An unclosed quote runs to the end.
 func readQuoted(rs []rune, i int) (string, int) {
+	var b strings.Builder
 	j := i + 1
-	for j < len(rs) && rs[j] != '"' {
-		j++
+	for ; j < len(rs) && rs[j] != '"'; j++ {
+		if rs[j] == '\\' && j+1 < len(rs) && (rs[j+1] == '"' || rs[j+1] == '\\') {
+			j++
+		}
+		b.WriteRune(rs[j])
 	}
-	text := string(rs[i+1 : j])
 	if j < len(rs) {
 		j++ // closing quote
 	}
-	return text, j
+	return b.String(), j
 }
 
 func splitField(word string) (field, val string, ok bool) {
@@ -209,11 +395,11 @@ func splitField(word string) (field, val string, ok bool) {
 	if k <= 0 {
 		return "", "", false
 	}
-	switch f := strings.ToLower(word[:k]); f {
-	case "tag", "path", "file":
-		return f, word[k+1:], true
+	f := strings.ToLower(word[:k])
+	if _, ok := operators[f]; !ok {
+		return "", "", false
 	}
-	return "", "", false
+	return f, word[k+1:], true
 }
 
 // isTagName reports whether s can be an Obsidian tag: letters, digits, '_',
@@ -235,6 +421,7 @@ func isTagName(s string) bool {
 type parser struct {
 	toks []token
 	i    int
+	err  error // the first error
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -244,6 +431,12 @@ func (p *parser) next() token {
 		p.i++
 	}
 	return t
+}
+
+func (p *parser) fail(pos int, format string, args ...any) {
+	if p.err == nil {
+		p.err = &QueryError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	}
 }
 
 // ParseQuery parses s in the query language described at the top of this
@@ -261,22 +454,10 @@ func ParseQuery(s string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks}
-	var items []Node
-	for {
-		n := p.parseOr()
-		if n != nil {
-			items = append(items, n)
-		}
-		t := p.peek()
-		if t.kind == tkEOF {
-			break
-		}
-		if t.kind == tkRParen {
-			return nil, &QueryError{Pos: t.pos, Msg: `")" without matching "("`}
-		}
+	root, err := parseTokens(toks)
+	if err != nil {
+		return nil, err
 	}
-	root := simplifyAnd(items)
 	if root == nil {
 		for _, t := range toks {
 			if t.kind == tkOr {
@@ -287,6 +468,30 @@ func ParseQuery(s string) (*Query, error) {
 		return nil, ErrEmptyQuery
 	}
 	return &Query{Root: root}, nil
+}
+
+// parseTokens parses a whole token stream (a query, or an operator's
+// value) into its root node, nil when it holds nothing.
+func parseTokens(toks []token) (Node, error) {
+	p := &parser{toks: toks}
+	var items []Node
+	for {
+		n := p.parseOr()
+		if n != nil {
+			items = append(items, n)
+		}
+		t := p.peek()
+		if t.kind == tkEOF || p.err != nil {
+			break
+		}
+		if t.kind == tkRParen {
+			return nil, &QueryError{Pos: t.pos, Msg: `")" without matching "("`}
+		}
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return simplifyAnd(items), nil
 }
 
 func (p *parser) parseOr() Node {
@@ -315,7 +520,7 @@ func (p *parser) parseAnd() Node {
 	var items []Node
 	for {
 		k := p.peek().kind
-		if k == tkEOF || k == tkRParen || k == tkOr {
+		if k == tkEOF || k == tkRParen || k == tkOr || p.err != nil {
 			break
 		}
 		if n := p.parseUnary(); n != nil {
@@ -354,25 +559,177 @@ func (p *parser) parsePrimary() Node {
 		return Term{Text: t.text}
 	case tkPhrase:
 		return Phrase{Text: strings.Join(strings.Fields(t.text), " ")}
+	case tkRegex:
+		return p.regex(t.pos, t.text, "")
+	case tkProp:
+		return t.node
 	case tkField:
-		switch t.field {
-		case "tag":
-			return Tag{Name: normTag(t.text)}
-		case "path":
-			return PathPrefix{Prefix: strings.ToLower(strings.TrimPrefix(t.text, "/"))}
-		default:
-			return File{Name: fileKey(t.text)}
-		}
+		return p.operator(t)
 	case tkLParen:
-		n := p.parseOr()
-		if p.peek().kind == tkRParen {
-			p.next()
-		} // an unclosed "(" closes at the end
-		return n
+		return p.group()
 	}
 	// tkNeg directly followed by a token that cannot start a primary, or a
 	// stray token: ignore.
 	return nil
+}
+
+// group parses a parenthesized group whose "(" was read. An unclosed "("
+// closes at the end.
+func (p *parser) group() Node {
+	n := p.parseOr()
+	if p.peek().kind == tkRParen {
+		p.next()
+	}
+	return n
+}
+
+// regex compiles a regular expression of the query.
+func (p *parser) regex(pos int, src, field string) Node {
+	re, err := compileRegex(src, false)
+	if err != nil {
+		p.fail(pos, "%v", err)
+		return nil
+	}
+	return &Regex{Src: src, Field: field, re: re}
+}
+
+// operator builds the node of a field operator from its token and, for a
+// group, the sub-query that follows.
+func (p *parser) operator(t token) Node {
+	var val Node
+	switch t.val {
+	case valWord:
+		val = Term{Text: t.text}
+	case valQuoted:
+		val = Phrase{Text: strings.Join(strings.Fields(t.text), " ")}
+	case valRegex:
+		if t.field == "tag" || t.field == "path" || t.field == "file" {
+			return p.regex(t.pos, t.text, t.field)
+		}
+		val = p.regex(t.pos, t.text, "")
+	case valGroup:
+		p.next() // "("
+		val = p.group()
+		if val == nil {
+			if !operators[t.field] {
+				p.fail(t.pos, "%s: needs a value", t.field)
+			}
+			return &Scope{Kind: t.field}
+		}
+	}
+	if val == nil && t.val != valNone {
+		return nil // a regex that failed
+	}
+	switch t.field {
+	case "tag", "path", "file":
+		return p.fieldValues(t, val)
+	case "content":
+		p.onlyText(t, val)
+		return &Content{X: val}
+	case "match-case", "ignore-case":
+		p.onlyText(t, val)
+		return &Case{X: val, Sensitive: t.field == "match-case"}
+	}
+	if val != nil {
+		p.noNested(t.pos, t.field+":", val)
+	}
+	return &Scope{Kind: t.field, X: val}
+}
+
+// fieldValues turns the value of tag:, path: or file: into that filter;
+// the words of a group become one filter each ("tag:(a OR b)").
+func (p *parser) fieldValues(t token, val Node) Node {
+	one := func(text string) Node {
+		switch t.field {
+		case "tag":
+			return Tag{Name: normTag(text)}
+		case "path":
+			return PathPrefix{Prefix: strings.ToLower(strings.TrimPrefix(text, "/"))}
+		}
+		return File{Name: fileKey(text)}
+	}
+	var walk func(Node) Node
+	walk = func(n Node) Node {
+		switch x := n.(type) {
+		case Term:
+			return one(x.Text)
+		case Phrase:
+			return one(x.Text)
+		case *Regex:
+			return &Regex{Src: x.Src, Field: t.field, re: x.re}
+		case Not:
+			return Not{X: walk(x.X)}
+		case And:
+			items := make([]Node, len(x.Items))
+			for i, it := range x.Items {
+				items[i] = walk(it)
+			}
+			return And{Items: items}
+		case Or:
+			items := make([]Node, len(x.Items))
+			for i, it := range x.Items {
+				items[i] = walk(it)
+			}
+			return Or{Items: items}
+		}
+		p.fail(t.pos, "%s: takes names, not %s", t.field, n)
+		return n
+	}
+	if t.val == valQuoted || t.val == valWord {
+		return one(t.text)
+	}
+	return walk(val)
+}
+
+// onlyText checks that the value of content:, match-case: or ignore-case:
+// holds only words, phrases and regular expressions.
+func (p *parser) onlyText(t token, val Node) {
+	var walk func(Node)
+	walk = func(n Node) {
+		switch x := n.(type) {
+		case Term, Phrase, *Regex:
+		case Not:
+			walk(x.X)
+		case And:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case Or:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		default:
+			p.fail(t.pos, "%s: takes words, \"phrases\" and /regular expressions/, not %s", t.field, n)
+		}
+	}
+	walk(val)
+}
+
+// noNested refuses an operator that looks at parts of a note (line:,
+// task:, a property...) inside one that does too.
+func (p *parser) noNested(pos int, op string, val Node) {
+	var walk func(Node)
+	walk = func(n Node) {
+		switch x := n.(type) {
+		case *Scope, *Prop:
+			p.fail(pos, "%s cannot hold %s: each looks at its own part of a note", op, n)
+		case *Case:
+			walk(x.X)
+		case *Content:
+			walk(x.X)
+		case Not:
+			walk(x.X)
+		case And:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case Or:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		}
+	}
+	walk(val)
 }
 
 // normTag lower-cases a tag and strips '#' and surrounding '/'.

@@ -84,7 +84,8 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 			return nil, err
 		}
 	}
-	res, c, err := ix.run(ctx, root, filters, limit, compileMode{excluded: excluded})
+	ops := ix.newResolver(ctx)
+	res, c, err := ix.run(ctx, root, filters, limit, compileMode{excluded: excluded, ops: ops})
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 		return nil, fmt.Errorf("%w: %q has no word to search for, only stop words (the, how, ...), punctuation or strings too long to be words; add a word that says what to look for", ErrEmptyQuery, truncateQuery(req.Query))
 	}
 	if res.Total == 0 && root != nil {
-		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true, excluded: excluded})
+		fres, fc, err := ix.run(ctx, root, filters, limit, compileMode{fuzzy: true, excluded: excluded, ops: ops})
 		if err == nil && fc.fuzzed && fres.Total > 0 {
 			res, c = fres, fc
 			res.Fuzzy = true
@@ -139,10 +140,12 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 }
 
 // compileMode selects a fallback compile of the query; excluded are the
-// notes the request leaves out.
+// notes the request leaves out; ops resolves its operators (nil: a
+// resolver of its own).
 type compileMode struct {
 	fuzzy    bool
 	excluded []string
+	ops      *opResolver
 }
 
 // excluded lists the notes whose paths match the request's exclude
@@ -167,7 +170,7 @@ func (ix *Index) excluded(patterns []string) ([]string, error) {
 	return ids, nil
 }
 
-// maxFilters bounds the phrases, tags, paths and files of one query: each
+// maxFilters bounds the phrases, filters and operators of one query: each
 // is a query of its own, and a pasted document must not stall the index.
 // Free words need no bound: a ranked group keeps its most distinctive
 // ones (see maxRankWords).
@@ -176,24 +179,13 @@ const maxFilters = 64
 // checkSize refuses a query with more than maxFilters phrases and filters.
 func checkSize(root Node) error {
 	n := 0
-	var walk func(Node)
-	walk = func(x Node) {
-		switch x := x.(type) {
-		case Phrase, Tag, PathPrefix, File:
+	walkNodes(root, func(x Node) {
+		switch x.(type) {
+		case Term, Not, And, Or:
+		default:
 			n++
-		case Not:
-			walk(x.X)
-		case And:
-			for _, it := range x.Items {
-				walk(it)
-			}
-		case Or:
-			for _, it := range x.Items {
-				walk(it)
-			}
 		}
-	}
-	walk(root)
+	})
 	if n > maxFilters {
 		return &QueryError{Pos: 1, Msg: fmt.Sprintf("too many phrases and filters (%d); at most %d", n, maxFilters)}
 	}
@@ -217,11 +209,17 @@ func truncateQuery(q string) string {
 const tieWindow = 16
 
 func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limit int, mode compileMode) (*Results, *compiler, error) {
-	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, files: ix.matchFiles, paths: ix.matchPrefix}
+	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, files: ix.matchFiles, paths: ix.matchPrefix, notes: ix.Notes, ops: mode.ops}
+	if c.ops == nil {
+		c.ops = ix.newResolver(ctx)
+	}
 	c.rank = func(texts []string) *rankQuery { return ix.newRankQuery(texts, mode.fuzzy) }
 	main := compiled{}
 	if root != nil {
 		main = c.compile(root, false)
+		if c.err != nil {
+			return nil, nil, c.err
+		}
 		c.nothingElse = main.none
 		if main.none {
 			return &Results{Results: []Result{}}, c, nil
@@ -316,6 +314,7 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 		if !main.scoring {
 			r.Score = 0
 		}
+		r.Matches = matchesOf(c.sets, h.ID)
 		out.Results = append(out.Results, r)
 	}
 	return out, c, nil

@@ -44,6 +44,9 @@ type Result struct {
 	// Date is the note's own date in epoch milliseconds (frontmatter date
 	// or created, or a date its file name starts with), absent when none.
 	Date int64 `json:"date,omitempty"`
+	// Matches are the lines where the query's line:, block:, section:
+	// and task operators matched, in line order (at most 10).
+	Matches []Match `json:"matches,omitempty"`
 }
 
 // Results is a page of results.

@@ -341,6 +341,22 @@ type Result struct {
 	// Date is the note's own date in epoch milliseconds (frontmatter date
 	// or created, or a date its file name starts with), absent when none.
 	Date int64 `json:"date,omitempty"`
+	// Matches are the lines where the query's line:, block:, section:,
+	// task:, task-todo: and task-done: operators matched, in line order
+	// (at most 10); absent without such an operator.
+	Matches []Match `json:"matches,omitempty"`
+}
+
+// Match is a line of a note where an operator of the query matched.
+type Match struct {
+	// Line is the 1-based line in the file, frontmatter included.
+	Line int `json:"line"`
+	// Text is the line as written (a task as "- [ ] text"), cut at 200
+	// characters.
+	Text string `json:"text"`
+	// Kind is the operator: line, block, section, task, task-todo or
+	// task-done.
+	Kind string `json:"kind"`
 }
 
 // NoteChunk is one chunk of a note: the result of readNote and of the vault/readNote method.

@@ -1,0 +1,499 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Properties are searched through terms of the facts field (fFacts), made
+// when a note is indexed (propertyFacts):
+//
+//	p␟name             the note has the property
+//	z␟name             its value is empty (null)
+//	t␟name␟token       a word of its value (analysed as text: stemmed, folded)
+//	n␟name␟key         a number of its value, as a key that sorts as numbers do
+//	d␟name␟key         a date of its value, the same way (epoch milliseconds)
+//
+// so [status:draft] is one term, [duration:<5] a term range and
+// [status] one term, whatever the size of the vault. Names are
+// lower-cased. A value that one term cannot decide ([status:"first
+// draft"], a regular expression, -words) is checked against the note's
+// frontmatter, read again, for the notes its terms leave.
+
+// factSep separates the parts of a fact term.
+const factSep = "\x1f"
+
+// Caps on what one note's properties add to the index: a property whose
+// value is a long text or a long list is searchable by its first words.
+const (
+	maxPropTokens = 64
+	maxPropValues = 64
+	maxProps      = 200
+)
+
+// Property types, as Obsidian names them.
+const (
+	propText     = "text"
+	propNumber   = "number"
+	propDate     = "date"
+	propDateTime = "datetime"
+	propCheckbox = "checkbox"
+	propList     = "list"
+	propNull     = "null"
+	propObject   = "object"
+)
+
+// propType is the type of a frontmatter value as YAML decoded it: numbers,
+// booleans, lists, empty values, and text that reads as a date or a date
+// and time are typed; the rest is text.
+func propType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return propNull
+	case bool:
+		return propCheckbox
+	case int, int64, uint64, float64:
+		return propNumber
+	case []any:
+		return propList
+	case map[string]any:
+		return propObject
+	case string:
+		if t, ok := vault.ParseDate(x); ok {
+			if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && len(strings.TrimSpace(x)) <= 10 {
+				return propDate
+			}
+			return propDateTime
+		}
+	}
+	return propText
+}
+
+// scalars returns the values of a property as scalars: the elements of a
+// list, or the value itself; nested objects have none.
+func scalars(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, 0, min(len(x), maxPropValues))
+		for _, e := range x {
+			switch e.(type) {
+			case []any, map[string]any:
+				continue
+			}
+			if len(out) == maxPropValues {
+				break
+			}
+			out = append(out, e)
+		}
+		return out
+	case map[string]any, nil:
+		return nil
+	}
+	return []any{v}
+}
+
+// scalarText is a scalar as text.
+func scalarText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// scalarNumber is a scalar's number: a YAML number, or text that is one.
+func scalarNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return 0, false
+}
+
+// sortKey encodes f so that keys sort as the numbers do.
+func sortKey(f float64) string {
+	bits := math.Float64bits(f)
+	if bits>>63 == 0 {
+		bits ^= 1 << 63
+	} else {
+		bits = ^bits
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], bits)
+	return hex.EncodeToString(b[:])
+}
+
+// propertyFacts returns the fact terms of a note's properties (see the top
+// of this file), analysing text with an.
+func propertyFacts(an analysis.Analyzer, props map[string]any) []string {
+	if len(props) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names) // the cap keeps the same properties every time
+	var out []string
+	for _, k := range names[:min(len(names), maxProps)] {
+		name := strings.ToLower(strings.TrimSpace(k))
+		if name == "" {
+			continue
+		}
+		v := props[k]
+		out = append(out, "p"+factSep+name)
+		if v == nil {
+			out = append(out, "z"+factSep+name)
+			continue
+		}
+		tokens := 0
+		for _, s := range scalars(v) {
+			if f, ok := scalarNumber(s); ok {
+				out = append(out, "n"+factSep+name+factSep+sortKey(f))
+			}
+			text := scalarText(s)
+			if t, ok := vault.ParseDate(text); ok {
+				out = append(out, "d"+factSep+name+factSep+sortKey(float64(t.UnixMilli())))
+			}
+			if tokens >= maxPropTokens {
+				continue
+			}
+			for _, tok := range an.Analyze([]byte(text)) {
+				if tokens++; tokens > maxPropTokens {
+					break
+				}
+				out = append(out, "t"+factSep+name+factSep+string(tok.Term))
+			}
+		}
+	}
+	return out
+}
+
+// lexProp reads the property token starting at rs[i] == '[' up to its
+// closing ']' (or the end): [name], [name:value], [name:null] or
+// [name:<bound]. A value is a sub-query. base is the column of rs[0].
+func lexProp(rs []rune, i, base int) (*Prop, int, error) {
+	pos := base + i + 1
+	end, colon := len(rs), -1
+	quoted := false
+	for j := i + 1; j < len(rs); j++ {
+		c := rs[j]
+		switch {
+		case c == '\\' && quoted:
+			j++
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '/' && colon >= 0 && (j == colon+1 || unicode.IsSpace(rs[j-1]) || rs[j-1] == '(') && regexEnd(rs, j) > 0:
+			j = regexEnd(rs, j)
+		case c == ':' && colon < 0:
+			colon = j
+		case c == ']':
+			end = j
+		}
+		if end < len(rs) {
+			break
+		}
+	}
+	next := min(end+1, len(rs))
+	nameEnd := end
+	if colon >= 0 {
+		nameEnd = colon
+	}
+	name := strings.TrimSpace(string(rs[i+1 : nameEnd]))
+	if n, _ := readQuoted([]rune(name), 0); strings.HasPrefix(name, `"`) {
+		name = n
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" {
+		return nil, 0, &QueryError{Pos: pos, Msg: "[...] needs a property name, as in [status] or [status:draft]"}
+	}
+	p := &Prop{Name: name}
+	if colon < 0 {
+		return p, next, nil
+	}
+	vs := colon + 1
+	val := strings.TrimSpace(string(rs[vs:end]))
+	switch {
+	case val == "":
+	case strings.EqualFold(val, "null"):
+		p.Null = true
+	case strings.HasPrefix(val, "<") || strings.HasPrefix(val, ">"):
+		p.Op = val[:1]
+		if len(val) > 1 && val[1] == '=' {
+			p.Op = val[:2]
+		}
+		p.Bound = strings.Trim(strings.TrimSpace(val[len(p.Op):]), `"`)
+		if _, _, ok := parseBound(p.Bound, p.Op); !ok {
+			return nil, 0, &QueryError{Pos: pos, Msg: fmt.Sprintf("[%s:%s%s]: compare with a number (5, 2.5) or a date (2026-03-01)", name, p.Op, p.Bound)}
+		}
+	default:
+		toks, err := lexRunes(rs[vs:end], base+vs)
+		if err != nil {
+			return nil, 0, err
+		}
+		v, err := parseTokens(toks)
+		if err != nil {
+			return nil, 0, err
+		}
+		if v != nil {
+			pp := &parser{}
+			pp.noNested(pos, "["+name+":...]", v)
+			if pp.err != nil {
+				return nil, 0, pp.err
+			}
+		}
+		p.Value = v
+	}
+	return p, next, nil
+}
+
+// parseBound reads the bound of a comparison: a number, or a date (then
+// date is set) as the first moment it includes or excludes per op: a day
+// bound compares with the whole day, so [due:<2026-03-02] is before that
+// day and [due:>2026-03-02] after it.
+func parseBound(s, op string) (v float64, date, ok bool) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f, false, true
+	}
+	t, ok := vault.ParseDate(s)
+	if !ok {
+		return 0, false, false
+	}
+	if len(strings.TrimSpace(s)) <= 10 && (op == ">" || op == "<=") {
+		t = t.AddDate(0, 0, 1) // the day after: > and <= take the whole day
+	}
+	return float64(t.UnixMilli()), true, true
+}
+
+// compileProp compiles a property node: a query over fact terms, exact
+// when exact is set, else the notes it finds must be checked against
+// their frontmatter (see propMatches).
+func (c *compiler) compileProp(p *Prop) (q query.Query, exact bool) {
+	name := p.Name
+	switch {
+	case p.Null:
+		return termQ(fFacts, "z"+factSep+name), true
+	case p.Op != "":
+		v, date, _ := parseBound(p.Bound, p.Op)
+		prefix := "n" + factSep + name + factSep
+		if date {
+			prefix = "d" + factSep + name + factSep
+		}
+		lo, hi := prefix, prefix+"g" // every key is hex, below "g"
+		loIncl, hiIncl := true, false
+		switch {
+		case p.Op == ">" && !date:
+			lo, loIncl = prefix+sortKey(v), false
+		case p.Op == ">=" || p.Op == ">":
+			lo = prefix + sortKey(v)
+		case p.Op == "<=" && !date:
+			hi, hiIncl = prefix+sortKey(v), true
+		default: // <, and <= of a day: before the day after
+			hi = prefix + sortKey(v)
+		}
+		rq := query.NewTermRangeInclusiveQuery(lo, hi, &loIncl, &hiIncl)
+		rq.SetField(fFacts)
+		return rq, true
+	case p.Value == nil:
+		return termQ(fFacts, "p"+factSep+name), true
+	}
+	q, exact = c.factQuery(name, p.Value)
+	if q == nil {
+		q = termQ(fFacts, "p"+factSep+name)
+	} else if !exact {
+		q = query.NewConjunctionQuery([]query.Query{termQ(fFacts, "p"+factSep+name), q})
+	}
+	return q, exact
+}
+
+// factQuery is the query of the value terms of property name for the
+// value sub-query v: nil when the terms cannot narrow it (a negation, a
+// regular expression), exact when they decide it alone (one word, or
+// words joined by OR).
+func (c *compiler) factQuery(name string, v Node) (query.Query, bool) {
+	switch x := v.(type) {
+	case Term:
+		toks := c.text.Analyze([]byte(x.Text))
+		switch len(toks) {
+		case 0:
+			return nil, false
+		case 1:
+			return termQ(fFacts, "t"+factSep+name+factSep+string(toks[0].Term)), true
+		}
+		qs := make([]query.Query, len(toks))
+		for i, t := range toks {
+			qs[i] = termQ(fFacts, "t"+factSep+name+factSep+string(t.Term))
+		}
+		return query.NewConjunctionQuery(qs), false
+	case Phrase:
+		q, _ := c.factQuery(name, Term(x))
+		return q, false
+	case *Content:
+		return c.factQuery(name, x.X)
+	case *Case:
+		q, exact := c.factQuery(name, x.X)
+		return q, exact && !x.Sensitive
+	case And:
+		var qs []query.Query
+		for _, it := range x.Items {
+			if q, _ := c.factQuery(name, it); q != nil {
+				qs = append(qs, q)
+			}
+		}
+		if len(qs) == 0 {
+			return nil, false
+		}
+		return query.NewConjunctionQuery(qs), false
+	case Or:
+		qs := make([]query.Query, 0, len(x.Items))
+		exact := true
+		for _, it := range x.Items {
+			q, e := c.factQuery(name, it)
+			if q == nil {
+				return nil, false
+			}
+			qs = append(qs, q)
+			exact = exact && e
+		}
+		d := query.NewDisjunctionQuery(qs)
+		d.SetMin(1)
+		return d, exact
+	}
+	return nil, false
+}
+
+// propMatches reports whether a note's frontmatter holds property p with
+// a value that matches p's value sub-query (one of the values of a list).
+func propMatches(an analysis.Analyzer, p *Prop, props map[string]any, notePath string) bool {
+	v, ok := propValue(props, p.Name)
+	if !ok || p.Value == nil {
+		return ok
+	}
+	expr := buildSpan(an, p.Value, false)
+	for _, s := range scalars(v) {
+		u := &unit{an: an, text: scalarText(s), path: notePath}
+		if expr.eval(u) {
+			return true
+		}
+	}
+	return false
+}
+
+// propValue finds a property by its lower-cased name.
+func propValue(props map[string]any, name string) (any, bool) {
+	for k, v := range props {
+		if strings.ToLower(strings.TrimSpace(k)) == name {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// PropertyNote is a note listed by its properties.
+type PropertyNote struct {
+	Path  string `json:"path"`
+	Title string `json:"title"`
+	// Properties are the note's properties that the query names, with
+	// their values as written and their type.
+	Properties []PropertyValue `json:"properties"`
+	MTime      int64           `json:"mtime"`
+}
+
+// PropertyValue is one property of a note.
+type PropertyValue struct {
+	Name  string `json:"name"`
+	Type  string `json:"type" jsonschema:"text, number, date, datetime, checkbox, list, null or object"`
+	Value any    `json:"value"`
+}
+
+// NotesByProperty lists the notes that match a property query, written as
+// in a search ("[status:draft]", "[duration:>5] [tags]", or without
+// brackets "status:draft"), sorted by path, at most limit of them (all
+// when limit <= 0), with the total and the values of the properties the
+// query names.
+func (ix *Index) NotesByProperty(ctx context.Context, expr string, limit int) ([]PropertyNote, int, error) {
+	expr = strings.TrimSpace(expr)
+	if expr == "" {
+		return nil, 0, &QueryError{Pos: 1, Msg: "a property query is empty: write [status], [status:draft] or [duration:>5]"}
+	}
+	if !strings.HasPrefix(expr, "[") && !strings.HasPrefix(expr, "-[") {
+		expr = "[" + expr + "]"
+	}
+	q, err := ParseQuery(expr)
+	if err != nil {
+		return nil, 0, err
+	}
+	var names []string
+	walkNodes(q.Root, func(n Node) {
+		if p, ok := n.(*Prop); ok && !containsStr(names, p.Name) {
+			names = append(names, p.Name)
+		}
+	})
+	if len(names) == 0 {
+		return nil, 0, &QueryError{Pos: 1, Msg: "name a property in brackets: [status], [status:draft], [duration:>5]"}
+	}
+	paths, _, err := ix.FilterPaths(ctx, Request{Query: expr})
+	if err != nil {
+		return nil, 0, err
+	}
+	sort.Strings(paths)
+	total := len(paths)
+	if limit > 0 && len(paths) > limit {
+		paths = paths[:limit]
+	}
+	out := make([]PropertyNote, 0, len(paths))
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		pn := PropertyNote{Path: p, Properties: []PropertyValue{}}
+		if m, ok := ix.Note(p); ok {
+			pn.Title, pn.MTime = m.Title, msec(m.MTime)
+		}
+		if raw, err := ix.v.ReadRaw(p, vault.MaxFrontmatterBytes+4096); err == nil {
+			props := vault.ParseProperties(raw.Content)
+			for _, name := range names {
+				if v, ok := propValue(props, name); ok {
+					pn.Properties = append(pn.Properties, PropertyValue{Name: name, Type: propType(v), Value: v})
+				}
+			}
+		}
+		out = append(out, pn)
+	}
+	return out, total, nil
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
