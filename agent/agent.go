@@ -172,6 +172,9 @@ func New(deps Deps) (*Agent, error) {
 	if deps.Related != nil {
 		tools = append(tools, relatedTool())
 	}
+	if _, ok := deps.Index.(TaskIndex); ok {
+		tools = append(tools, taskTools()...)
+	}
 	a.registry = NewRegistry(append(append(tools, plannerTools()...), editTools()...)...)
 	if deps.ReviewStorePath != "" {
 		st, err := planner.OpenReviewStore(deps.ReviewStorePath, time.Hour)

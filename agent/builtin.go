@@ -42,7 +42,7 @@ type TimeRange struct {
 
 // LocalSearchArgs are the arguments of localSearch.
 type LocalSearchArgs struct {
-	Query        string     `json:"query" jsonschema:"what to look for; supports \"phrases\", -exclusions, OR, tag:#x, path:folder/, file:name"`
+	Query        string     `json:"query" jsonschema:"what to look for; supports \"phrases\", -exclusions, OR, tag:#x, path:folder/, file:name and Obsidian's operators: line:(a b), section:(a b), task-todo:word, [property:value], /regex/"`
 	SalientTerms []string   `json:"salientTerms,omitempty" jsonschema:"the most important keywords of the query"`
 	TimeRange    *TimeRange `json:"timeRange,omitempty" jsonschema:"only notes modified or dated in this range (use getTimeRangeMs to compute it)"`
 	Mode         string     `json:"mode,omitempty" jsonschema:"lexical (words), semantic (meaning) or hybrid (both; the default when the vault has vectors)"`
@@ -108,7 +108,9 @@ func builtinTools() []*Tool {
 			name:    ToolLocalSearch,
 			version: toolsVersion,
 			description: "Search the notes of the vault. Returns the best matching notes with a snippet of the matching section. " +
-				"Supports \"exact phrases\", -exclusions, OR, tag:#tag (nested tags included), path:folder/ and file:name.",
+				"Supports \"exact phrases\", -exclusions, OR, tag:#tag (nested tags included), path:folder/ and file:name, and Obsidian's " +
+				"operators: content:word, line:(a b) (a line with both), block:(a b), section:(a b), task:word, task-todo:word (open tasks), " +
+				"task-done:word, [property], [property:value], [property:>5], /regex/. Results of line:, section: and task operators list the lines that matched.",
 			timeout: 15 * time.Second,
 			tune: func(s *jsonschema.Schema) {
 				minLen(s, "query", 1)

@@ -3,12 +3,14 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -80,11 +82,11 @@ func TestOperators(t *testing.T) {
 	tests := []struct {
 		name    string
 		query   string
-		exactly []string         // the result set, whatever the order
-		top     []string         // the first len(top) results, as a set
+		exactly []string          // the result set, whatever the order
+		top     []string          // the first len(top) results, as a set
 		all     func(string) bool // every result passes
-		first   string           // rank 1
-		lines   map[string][]int // the lines of Matches of these results
+		first   string            // rank 1
+		lines   map[string][]int  // the lines of Matches of these results
 		none    bool
 	}{
 		// Search terms.
@@ -94,7 +96,9 @@ func TestOperators(t *testing.T) {
 		{name: "help: meeting work OR meetup personal", query: "meeting work OR meetup personal",
 			top: []string{teamSync, allHands, bookClub, retro}},
 		{name: "help: meeting (work OR meetup) personal", query: "meeting (work OR meetup) personal", first: retro,
-			all: func(p string) bool { return slices.Contains([]string{teamSync, allHands, bookClub, retro, office, roadmap, hiring, draft}, p) }},
+			all: func(p string) bool {
+				return slices.Contains([]string{teamSync, allHands, bookClub, retro, office, roadmap, hiring, draft}, p)
+			}},
 		{name: "help: meeting -work", query: "meeting -work", exactly: []string{standup, planning, retro}},
 		{name: "help: meeting -work -meetup", query: "meeting -work -meetup", exactly: []string{standup, planning}},
 		{name: "help: meeting -(work meetup)", query: "meeting -(work meetup)", exactly: []string{teamSync, standup, planning, retro}},
@@ -150,7 +154,7 @@ func TestOperators(t *testing.T) {
 		{name: "task:(call plumber) in one task", query: "task:(call plumber)", exactly: []string{calls}},
 		{name: "task:(call landlord) across tasks", query: "task:(call landlord)", none: true},
 		{name: "launch task-todo: ranks notes with open tasks", query: "launch task-todo:", exactly: []string{launch, mixed}, first: launch,
-			lines: map[string][]int{launch: {3}, mixed: {3}}},
+			lines: map[string][]int{launch: {3}, mixed: {6}}},
 		{name: "-task-todo:", query: "path:tasks/ -task-todo:", exactly: []string{"tasks/Call notes.md"}},
 
 		// Properties.
@@ -270,3 +274,111 @@ func TestOperatorErrors(t *testing.T) {
 }
 
 func openVaultErr(dir string) (*vault.Vault, error) { return vault.Open(dir, vault.Options{}) }
+
+func TestTasks(t *testing.T) {
+	ix := operatorsIndex(t)
+	day := func(s string) time.Time {
+		d, err := time.ParseInLocation(time.DateOnly, s, time.Local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	type at struct {
+		path string
+		line int
+	}
+	tests := []struct {
+		name  string
+		q     TaskQuery
+		want  []at
+		total int
+	}{
+		{name: "open, by due date then path", q: TaskQuery{},
+			want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}, {"tasks/Calls.md", 5}, {"tasks/Launch.md", 3}, {"tasks/Mixed.md", 6}}},
+		{name: "done", q: TaskQuery{Status: TasksDone}, want: []at{{"tasks/Calls.md", 4}, {"tasks/Done calls.md", 3}, {"tasks/Launch.md", 4}}},
+		{name: "all, limited", q: TaskQuery{Status: TasksAll, Limit: 2}, want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}}, total: 8},
+		{name: "text", q: TaskQuery{Text: "call OR email"}, want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}}},
+		{name: "text in one task", q: TaskQuery{Status: TasksAll, Text: "email landlord"}, want: []at{{"tasks/Calls.md", 4}}},
+		{name: "due before", q: TaskQuery{DueBefore: day("2026-03-15")}, want: []at{{"tasks/Calls.md", 3}}},
+		{name: "due after", q: TaskQuery{DueAfter: day("2026-03-15")}, want: []at{{"tasks/Done calls.md", 4}}},
+		{name: "due on the day", q: TaskQuery{DueAfter: day("2026-03-12"), DueBefore: day("2026-03-12")}, want: []at{{"tasks/Calls.md", 3}}},
+		{name: "in a time range", q: TaskQuery{From: day("2026-03-18"), To: day("2026-03-22")}, want: []at{{"tasks/Done calls.md", 4}}},
+		{name: "property", q: TaskQuery{Property: "project:alpha"}, want: []at{{"tasks/Mixed.md", 6}}},
+		{name: "folder", q: TaskQuery{Folders: []string{"gatherings"}}, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, total, err := ix.Tasks(context.Background(), tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ats []at
+			for _, h := range got {
+				ats = append(ats, at{h.Path, h.Line})
+			}
+			if !slices.Equal(ats, tt.want) {
+				t.Errorf("tasks %v, want %v", ats, tt.want)
+			}
+			if want := max(tt.total, len(tt.want)); total != want {
+				t.Errorf("total %d, want %d", total, want)
+			}
+		})
+	}
+	got, _, err := ix.Tasks(context.Background(), TaskQuery{Text: "plumber"})
+	if err != nil || len(got) != 1 || got[0].Due != "2026-03-12" || got[0].Section != "Today" || got[0].Title != "Calls" || got[0].Done {
+		t.Errorf("plumber: %+v, %v", got, err)
+	}
+	for _, q := range []TaskQuery{{Status: "pending"}, {Text: "line:(x)"}, {DueAfter: day("2026-03-02"), DueBefore: day("2026-03-01")}} {
+		if _, _, err := ix.Tasks(context.Background(), q); !errors.Is(err, ErrBadQuery) {
+			t.Errorf("Tasks(%+v) = %v, want a bad query", q, err)
+		}
+	}
+}
+
+func TestNotesByProperty(t *testing.T) {
+	ix := operatorsIndex(t)
+	notes, total, err := ix.NotesByProperty(context.Background(), "status:draft", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range notes {
+		got = append(got, n.Path+"="+fmt.Sprint(n.Properties[0].Value)+"/"+n.Properties[0].Type)
+	}
+	if want := []string{"props/Archived.md=Archived draft/text", "props/Draft.md=Draft/text"}; !slices.Equal(got, want) || total != 2 {
+		t.Errorf("status:draft: %v (%d), want %v", got, total, want)
+	}
+	notes, total, err = ix.NotesByProperty(context.Background(), "[rating:>4] [due]", 1)
+	if err != nil || total != 1 || len(notes[0].Properties) != 2 || notes[0].Properties[0].Type != "number" || notes[0].Properties[1].Type != "date" {
+		t.Errorf("rating and due: %+v %d %v", notes, total, err)
+	}
+	notes, total, err = ix.NotesByProperty(context.Background(), "aliases", 2)
+	if err != nil || total != 4 || len(notes) != 2 {
+		t.Errorf("aliases: %+v %d %v", notes, total, err)
+	}
+	for _, q := range []string{"", "[]", "[x:<y]"} {
+		if _, _, err := ix.NotesByProperty(context.Background(), q, 0); !errors.Is(err, ErrBadQuery) {
+			t.Errorf("NotesByProperty(%q) = %v, want a bad query", q, err)
+		}
+	}
+}
+
+func TestDailyNotes(t *testing.T) {
+	ix := operatorsIndex(t)
+	from := time.Date(2022, 7, 14, 0, 0, 0, 0, time.Local)
+	settings, notes := ix.DailyNotes(from, from.AddDate(0, 0, 1).Add(-time.Millisecond))
+	if settings.Folder != "Daily notes" || settings.Source != "daily-notes" {
+		t.Errorf("settings %+v", settings)
+	}
+	want := []DailyNote{
+		{Date: "2022-07-14", Path: "Daily notes/2022-07-14.md", Exists: true, Title: "2022-07-14"},
+	}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes %+v, want %+v", notes, want)
+	}
+	_, notes = ix.DailyNotes(from, from.AddDate(0, 0, 100))
+	if len(notes) != maxDailyDays || notes[1].Exists || notes[1].Path != "Daily notes/2022-07-15.md" {
+		t.Errorf("a long range: %d notes, %+v", len(notes), notes[:2])
+	}
+}
