@@ -49,6 +49,16 @@ type SearchHit struct {
 	Snippet string  `json:"snippet" jsonschema:"text around the matches"`
 	Score   float64 `json:"score" jsonschema:"relevance; higher is better"`
 	Chunk   int     `json:"chunk" jsonschema:"the chunk to pass to read_note to read this section"`
+	// Matches are the lines where line:, block:, section: and the task
+	// operators of the query matched.
+	Matches []MatchLine `json:"matches,omitempty" jsonschema:"the lines where the query's line:, block:, section: or task operators matched"`
+}
+
+// MatchLine is a line of a note where an operator of the query matched.
+type MatchLine struct {
+	Line int    `json:"line" jsonschema:"1-based line in the file"`
+	Text string `json:"text"`
+	Kind string `json:"kind" jsonschema:"the operator: line, block, section, task, task-todo or task-done"`
 }
 
 func (s *Server) searchNotes(ctx context.Context, req *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, SearchOutput, error) {
@@ -88,9 +98,11 @@ func (s *Server) searchNotes(ctx context.Context, req *sdk.CallToolRequest, in S
 	}
 	out = SearchOutput{Query: sreq.Query, Hits: make([]SearchHit, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy, Partial: res.Partial}
 	for _, r := range res.Results {
-		out.Hits = append(out.Hits, SearchHit{
-			Path: r.Path, Title: r.Title, Heading: r.Heading, Score: round2(r.Score), Chunk: r.ChunkIndex,
-		})
+		h := SearchHit{Path: r.Path, Title: r.Title, Heading: r.Heading, Score: round2(r.Score), Chunk: r.ChunkIndex}
+		for _, m := range r.Matches {
+			h.Matches = append(h.Matches, MatchLine{Line: m.Line, Text: m.Text, Kind: m.Kind})
+		}
+		out.Hits = append(out.Hits, h)
 	}
 	// Snippets get the room the other lines leave within the budget.
 	width := snippetBytes

@@ -31,17 +31,20 @@ func TestToolsAndSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"search_notes":   {"query", "limit", "tags", "folders", "since", "until", "mode"},
-		"read_note":      {"path", "chunk", "heading"},
-		"list_notes":     {"folder", "tag", "since", "until", "limit"},
-		"list_tags":      {},
-		"links":          {"path"},
-		"notes_in_range": {"timeExpression", "limit"},
-		"ask_vault":      {"question", "mode"},
+		"search_notes":           {"query", "limit", "tags", "folders", "since", "until", "mode"},
+		"read_note":              {"path", "chunk", "heading"},
+		"list_notes":             {"folder", "tag", "since", "until", "limit"},
+		"list_tags":              {},
+		"links":                  {"path"},
+		"notes_in_range":         {"timeExpression", "limit"},
+		"ask_vault":              {"question", "mode"},
+		"list_tasks":             {"status", "text", "tag", "folder", "property", "dueBefore", "dueAfter", "since", "until", "limit"},
+		"list_notes_by_property": {"query", "limit"},
+		"daily_note":             {"date"},
 	}
 	required := map[string][]string{
 		"search_notes": {"query"}, "read_note": {"path"}, "links": {"path"},
-		"notes_in_range": {"timeExpression"}, "ask_vault": {"question"},
+		"notes_in_range": {"timeExpression"}, "ask_vault": {"question"}, "list_notes_by_property": {"query"},
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools, want %d", len(res.Tools), len(want))

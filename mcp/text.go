@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/internal/truncate"
 )
 
 // The text of a tool result is what most clients hand to the model, so it
@@ -196,9 +197,24 @@ func renderSearch(o SearchOutput) string {
 		if h.Snippet != "" {
 			b.WriteString("   " + h.Snippet + "\n")
 		}
+		for j, m := range h.Matches {
+			if j == maxMatchLines {
+				fmt.Fprintf(&b, "   (%d more lines)\n", len(h.Matches)-j)
+				break
+			}
+			fmt.Fprintf(&b, "   L%d: %s\n", m.Line, truncate.Runes(m.Text, matchLineRunes))
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// A search result's text shows at most maxMatchLines of the lines its
+// operators matched, each cut at matchLineRunes; the structured result has
+// them all, whole.
+const (
+	maxMatchLines  = 3
+	matchLineRunes = 120
+)
 
 func renderNote(o ReadOutput) string {
 	var b strings.Builder

@@ -36,7 +36,10 @@ const (
 const queryLanguage = `Query language: free terms are ranked (BM25 over titles, aliases, headings, tags, paths and text; ` +
 	`accents folded, English stemmed; terms of 4+ letters fall back to fuzzy matching when nothing matches exactly); ` +
 	`"exact phrase"; -term or -"phrase" excludes; a OR b; tag:#project (nested tags included); path:folder/ (notes under a folder); ` +
-	`file:name (file names containing name, * and ? allowed). Example: tag:#recipe "sourdough starter" -rye`
+	`file:name (file names containing name, * and ? allowed); and Obsidian's operators, every word of their value required: ` +
+	`content:word (text only), match-case:Word, line:(a b) (a line with both), block:(a b), section:(a b), task:word, ` +
+	`task-todo:word (open tasks; task-todo: alone for any), task-done:word, [property], [property:value], [property:null], ` +
+	`[property:>5] or [due:<2026-04-01], /regex/. Example: tag:#recipe "sourdough starter" -rye`
 
 // Annotations: every tool reads only the vault.
 func readOnly(title string, openWorld bool) *sdk.ToolAnnotations {
@@ -206,6 +209,27 @@ func (s *Server) addTools() {
 		Description: "List the notes modified or dated in a period given in words, oldest first: \"today\", \"yesterday\", \"last week\", " +
 			"\"this month\", \"last 30 days\", \"2026-03\", \"2026-03-14\", \"March\". Returns the resolved dates and the notes.",
 	}, s.notesInRange)
+	addTool(s, &sdk.Tool{
+		Name:        "list_tasks",
+		Annotations: readOnly("List tasks", false),
+		Description: "List the tasks (- [ ] checkbox items) of the vault: open ones by default, done or all, sorted by due date (the Tasks " +
+			"plugin's 📅 date or Dataview's [due:: date]) then note. Filters combine: words of the task, the note's tag, folder or " +
+			"property, due before/after, and a period (tasks due or scheduled in it, or in notes dated in it). Each task comes with its " +
+			"note's path, its line and its text.",
+	}, s.listTasks)
+	addTool(s, &sdk.Tool{
+		Name:        "list_notes_by_property",
+		Annotations: readOnly("Notes by property", false),
+		Description: "List the notes whose frontmatter properties match, with those properties' values and types, sorted by path. " +
+			"Written as in search: [status:draft], [status:draft OR review], [priority:>2], [due:<2026-04-01] (numbers and dates " +
+			"compare), [aliases:null] (empty), [area] (any value); several in one query must all hold.",
+	}, s.notesByProperty)
+	addTool(s, &sdk.Tool{
+		Name:        "daily_note",
+		Annotations: readOnly("Daily note", false),
+		Description: "Find the daily note of a day (today, yesterday, 2026-03-12, last monday) where the vault's Daily notes or " +
+			"Periodic Notes settings put it, with its text when it exists; a period (last week) lists the note of each day.",
+	}, s.dailyNote)
 	if s.cfg.Semantic {
 		addTool(s, &sdk.Tool{
 			Name:        "related_notes",

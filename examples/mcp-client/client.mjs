@@ -182,7 +182,7 @@ async function main() {
 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  const want = ["ask_vault", "links", "list_notes", "list_tags", "notes_in_range", "read_note", "search_notes"];
+  const want = ["ask_vault", "daily_note", "links", "list_notes", "list_notes_by_property", "list_tags", "list_tasks", "notes_in_range", "read_note", "search_notes"];
   check(JSON.stringify(names) === JSON.stringify(want), `tools ${names}`);
   for (const t of tools) {
     check(t.inputSchema?.type === "object", `${t.name}: input schema ${JSON.stringify(t.inputSchema)}`);
