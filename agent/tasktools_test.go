@@ -128,4 +128,3 @@ func allIn(tasks []TaskItem, folder string) bool {
 	}
 	return true
 }
-
