@@ -496,6 +496,23 @@ func (c *compiler) resolved(n Node, negated bool) compiled {
 	}
 	if !negated {
 		c.sets = append(c.sets, res)
+		// The words of a line:, section: or task value are what the
+		// snippet shows.
+		var value Node
+		switch x := n.(type) {
+		case *Scope:
+			value = x.X
+		case *Case:
+			value = x.X
+		}
+		walkNodes(value, func(v Node) {
+			switch v := v.(type) {
+			case Term:
+				c.addSnipTerms(v.Text)
+			case Phrase:
+				c.addSnipTerms(v.Text)
+			}
+		})
 	}
 	if len(res.paths) == 0 {
 		return matchNothing
@@ -540,4 +557,11 @@ func (c *compiler) fieldRegex(r *Regex) compiled {
 		return matchNothing
 	}
 	return compiled{q: query.NewDocIDQuery(ids)}
+}
+
+// addSnipTerms adds the words of text to those snippets highlight.
+func (c *compiler) addSnipTerms(text string) {
+	for _, t := range c.text.Analyze([]byte(text)) {
+		c.terms = append(c.terms, snipTerm{term: string(t.Term)})
+	}
 }

@@ -85,7 +85,7 @@ approve each one; 'vault-agent undo' reverts them. The index lives in your user 
 	root.SetVersionTemplate("vault-agent {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	root.AddCommand(
-		newIndexCmd(g), newSearchCmd(g), newRelatedCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g), newUndoCmd(g), newConfigCmd(g), newStatusCmd(g),
+		newIndexCmd(g), newSearchCmd(g), newExplainCmd(g), newRelatedCmd(g), newWatchCmd(g), newAskCmd(g), newServeCmd(g), newACPCmd(g), newMCPCmd(g), newReplayCmd(g), newUndoCmd(g), newConfigCmd(g), newStatusCmd(g),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",

@@ -29,16 +29,28 @@ func newSearchCmd(g *globalFlags) *cobra.Command {
 paths, text and the words of the links pointing to each note; diacritics folded, English stemmed,
 CJK supported). The index is updated first.
 
-Query language:
+Query language (Obsidian's):
   free terms           sourdough starter       (ranked: notes with more of them first; none required)
-  "phrase"             "feeding schedule"
-  -term / -"phrase"    -rye                    (exclude)
-  OR                   bread OR pizza
+  "phrase"             "feeding schedule"      (\" is a quote inside it)
+  -term / -"phrase"    -rye                    (exclude; -(a b) excludes notes with both)
+  OR, ( )              bread OR pizza, meeting (work OR meetup)
   tag:#x               tag:#project            (also matches nested tags like #project/alpha)
-  path:folder/         path:recipes/
-  file:name            file:"Meeting Notes"
-Misspelt words of 4+ letters also match their likely spelling (the first letter must be right).
-A query is at most 4096 bytes and 64 words.
+  path:folder/         path:recipes/           (path:/regex/ too)
+  file:name            file:"Meeting Notes"    (file:/regex/ too)
+  content:x            content:"happy cat"     (in the text only, not the name, tags or properties)
+  match-case:x         match-case:HappyCat     (ignore-case:x for any case)
+  line:x               line:(mix flour)        (a line holding both; -line:(...) for none)
+  block:x, section:x   section:(dog cat)       (a block between blank lines; a section between headings)
+  task:x               task-todo:call          (task-todo: open tasks, task-done: done ones; alone: any)
+  [property]           [aliases]               (has the property)
+  [property:value]     [status:draft OR review]  ([property:null] for an empty value)
+  [property:<n]        [duration:>5], [due:<2026-04-01]  (numbers and dates; also <= and >=)
+  /regex/              /\d{4}-\d{2}-\d{2}/     (RE2 syntax, any case, over the note's text)
+An operator's value is a word, a "phrase", a /regex/ or a group in parentheses whose every part
+is required: line:(mix -flour), task:(call OR email). Words match whole words, stemmed.
+Misspelt free words of 4+ letters also match their likely spelling (the first letter must be right).
+A query is at most 4096 bytes and 64 words. 'vault-agent explain QUERY' says how one is read.
+Results of line:, block:, section: and the task operators list the lines that matched.
 
 Flags go before the query: from its first word on, every argument is query text, dashes included
 (vault sync -plugin searches for "vault sync" without "plugin"). Put the query in single quotes
@@ -51,6 +63,8 @@ hybrid by default: the ranking by words fused with the notes closest in meaning,
 found by words it never uses. --mode lexical|semantic|hybrid chooses. Filters apply in every mode.`,
 		Example: `  vault-agent search --vault ~/Notes sourdough
   vault-agent search --vault ~/Notes --limit 5 'tag:#project "launch plan" -draft'
+  vault-agent search --vault ~/Notes 'launch task-todo:'
+  vault-agent search --vault ~/Notes '[status:draft] line:(deadline friday)'
   vault-agent search --vault ~/Notes vault sync -plugin
   vault-agent search --vault ~/Notes --since 2026-03-01 --until 2026-03-14 ""
   vault-agent search --vault ~/Notes --json --since 2026-03-01 standup`,
@@ -149,6 +163,9 @@ func printResults(w io.Writer, res *search.Results) {
 		}
 		if s := strings.Join(strings.Fields(r.Snippet), " "); s != "" {
 			fmt.Fprintf(w, "   %s\n", s)
+		}
+		for _, m := range r.Matches {
+			fmt.Fprintf(w, "   L%d: %s\n", m.Line, m.Text)
 		}
 	}
 	more := ""
