@@ -176,6 +176,9 @@ func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool)
 
 // answer renders the final answer from the notes read.
 func (st *convState) answer() string {
+	if a, ok := st.taskAnswer(); ok { // questions about one's tasks (tasks.go)
+		return a
+	}
 	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()
 	}

@@ -187,6 +187,9 @@ func (st *convState) next() step {
 			calls: []llm.ToolCall{call(0, agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
 			tools: []string{agent.ToolTimeRange}}
 	}
+	if s, ok := st.taskStep(); ok { // questions about one's tasks (tasks.go)
+		return s
+	}
 	// A goal only about the notes it names needs no search: they are read.
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && st.timeOnly() && st.timeRange != nil {
 		return step{text: fmt.Sprintf("Listing the notes from %s.", st.timeExpr),
