@@ -296,7 +296,13 @@ func (r *opResolver) parts(ctx context.Context, c *compiler, s *Scope) (*opResul
 	}
 	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []Match) {
 		sections, blocks := r.ix.noteSpans(cand, raw)
+		// Parts are matched as the note reads (comments and HTML tags
+		// out, as the index has them); the lines shown are as written.
 		lines := newNoteLines(raw.Content)
+		visible := lines
+		if v := visibleText(lines.text); v != lines.text {
+			visible = newNoteLines([]byte(v))
+		}
 		var units []vault.Span
 		switch s.Kind {
 		case scopeLine:
@@ -315,16 +321,15 @@ func (r *opResolver) parts(ctx context.Context, c *compiler, s *Scope) (*opResul
 		var ms []Match
 		found := false
 		for _, sp := range units {
-			u := &unit{an: c.text, text: lines.span(sp.Start, sp.End), path: cand.path}
+			u := &unit{an: c.text, text: visible.span(sp.Start, sp.End), path: cand.path}
 			if !expr.eval(u) {
 				continue
 			}
 			found = true
 			before := len(ms)
 			for l := sp.Start; l <= sp.End && l <= lines.count() && len(ms) < maxMatchesPerNote; l++ {
-				text := lines.line(l)
-				if sp.Start == sp.End || len(show) > 0 && show.eval(&unit{an: c.text, text: text, path: cand.path}) {
-					ms = append(ms, Match{Line: l, Text: truncate.Runes(strings.TrimSpace(text), matchRunes), Kind: s.Kind})
+				if sp.Start == sp.End || len(show) > 0 && show.eval(&unit{an: c.text, text: visible.line(l), path: cand.path}) {
+					ms = append(ms, Match{Line: l, Text: truncate.Runes(strings.TrimSpace(lines.line(l)), matchRunes), Kind: s.Kind})
 				}
 			}
 			if len(ms) == before && len(ms) < maxMatchesPerNote {
@@ -431,7 +436,8 @@ feed:
 	return res, nil
 }
 
-// noteLines indexes the lines of a note's content.
+// noteLines indexes the lines of a note's content (or of its visible text,
+// which has the same lines).
 type noteLines struct {
 	text   string
 	starts []int // byte offset of each line

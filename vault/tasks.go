@@ -93,6 +93,9 @@ func scanStructure(body string, bodyLine int, headings []Heading) structure {
 		blockStart = 0
 	}
 	prevHeading := 0
+	// A task inside a %% comment %% or an <!-- HTML comment --> is
+	// hidden, as Obsidian hides it: not a task.
+	inPercent, inHTML := false, false
 	for off := 0; off < len(body); {
 		text := body[off:]
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -132,19 +135,53 @@ func scanStructure(body string, bodyLine int, headings []Heading) structure {
 			if blockStart == 0 {
 				blockStart = line
 			}
-			if t, ok := parseTask(text); ok {
-				if len(st.tasks) < MaxTasks {
-					t.Line, t.Section = line, section
-					st.tasks = append(st.tasks, t)
-				} else {
-					st.cut = true
+			if hidden := inPercent || inHTML; !hidden {
+				if t, ok := parseTask(text); ok {
+					if len(st.tasks) < MaxTasks {
+						t.Line, t.Section = line, section
+						st.tasks = append(st.tasks, t)
+					} else {
+						st.cut = true
+					}
 				}
 			}
 		}
+		inPercent, inHTML = inComment(text, inPercent, inHTML)
 	}
 	endBlock(line) // a block, or a code block, running to the end
 	st.sections = sectionsOf(headings, bodyLine, line)
 	return st
+}
+
+// inComment says whether the line after text starts inside a %% comment
+// or an HTML comment, given whether text did.
+func inComment(text string, inPercent, inHTML bool) (bool, bool) {
+	if !strings.Contains(text, "%%") && !strings.Contains(text, "<!--") && !strings.Contains(text, "-->") {
+		return inPercent, inHTML
+	}
+	for i := 0; i < len(text); {
+		switch {
+		case inHTML:
+			j := strings.Index(text[i:], "-->")
+			if j < 0 {
+				return inPercent, true
+			}
+			inHTML, i = false, i+j+3
+		case inPercent:
+			j := strings.Index(text[i:], "%%")
+			if j < 0 {
+				return true, inHTML
+			}
+			inPercent, i = false, i+j+2
+		case strings.HasPrefix(text[i:], "%%"):
+			inPercent, i = true, i+2
+		case strings.HasPrefix(text[i:], "<!--"):
+			inHTML, i = true, i+4
+		default:
+			i++
+		}
+	}
+	return inPercent, inHTML
 }
 
 // sectionsOf splits the lines first to last at the headings.

@@ -78,6 +78,17 @@ func TestParseStructure(t *testing.T) {
 	}
 }
 
+func TestTasksInCommentsAreHidden(t *testing.T) {
+	src := "%%\n- [ ] hidden\n%%\n- [ ] shown %% with a comment %%\n<!--\n- [ ] hidden too\n-->\n%% one line %%\n- [ ] shown too\n"
+	var got []string
+	for _, tk := range Parse("c.md", []byte(src), time.Time{}, 0).Tasks {
+		got = append(got, tk.Text)
+	}
+	if want := []string{"shown %% with a comment %%", "shown too"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tasks %q, want %q", got, want)
+	}
+}
+
 func TestParseStructureNoHeadings(t *testing.T) {
 	n := Parse("p.md", []byte("one\ntwo\n\nthree"), time.Time{}, 0)
 	if want := []Section{{Span{1, 4}, 0}}; !reflect.DeepEqual(n.Sections, want) {
