@@ -151,7 +151,7 @@ var Methods = []Method{
 	{Name: MethodCancelRequest, Params: reflect.TypeFor[CancelParams](), Notification: true,
 		Doc: "Cancels an in-flight request; its reply has code -32800. On agent/run it stops the run (stop reason stopped) and the error's data holds the run's result."},
 	method(MethodVaultSearch, Server.Search, Method{Slow: true,
-		Doc: "Ranked search over the vault. Query language: free terms, \"phrase\", -term, tag:#x, path:folder/, file:name, OR. mode: lexical, semantic or hybrid (the default with an embedding model)."}),
+		Doc: "Ranked search over the vault. Query language: Obsidian's (see SearchParams.query): free terms, \"phrase\", -term, OR, (groups), tag:#x, path:folder/, file:name, content:, match-case:, ignore-case:, line:, block:, section:, task:, task-todo:, task-done:, [property], [property:value], [property:null], [property:<5], /regex/. Results of line:, block:, section: and the task operators carry the matching lines (matches). mode: lexical, semantic or hybrid (the default with an embedding model)."}),
 	method(MethodVaultReadNote, Server.ReadNote, Method{Slow: true,
 		Doc: "One chunk of a note, the same shape as the agent's readNote tool. The path may be what a person types: exact path, without .md, [[wikilink]], basename, path tail."}),
 	method(MethodVaultRelated, Server.Related, Method{Slow: true,

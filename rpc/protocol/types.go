@@ -94,9 +94,22 @@ type CancelParams struct {
 
 // SearchParams are the params of vault/search.
 type SearchParams struct {
-	// Query uses the query language; it may be empty when filters are given.
-	// It is at most 4096 bytes and 64 words (what whitespace separates, OR
-	// aside); a longer one is refused with -32602 "query too large".
+	// Query uses the query language, Obsidian's: free terms (ranked, none
+	// required), "phrase" (\" inside), -term, -(a b) (not both), a OR b,
+	// (groups), tag:#x (nested tags too), path:folder/ (a prefix),
+	// file:name (contained), content:x (the text only), match-case:x,
+	// ignore-case:x, line:x, block:x, section:x (a line, a block between
+	// blank lines, a section between headings matching x), task:x,
+	// task-todo:x, task-done:x (a task, an open one, a done one; alone:
+	// any), [prop], [prop:x], [prop:null], [prop:<5], [prop:>=2026-03-01]
+	// (numbers and dates), /regex/ (RE2, any case; path:/re/, file:/re/,
+	// tag:/re/). An operator's x is a word, a "phrase", a /regex/ or a
+	// group in parentheses whose every part is required ("line:(mix
+	// -flour)", "task:(call OR email)"). It may be empty when filters are
+	// given. It is at most 4096 bytes and 64 words (what whitespace
+	// separates, OR aside); a longer one is refused with -32602 "query too
+	// large", as are a query that does not parse and one whose operators
+	// would check notes for more than 5 seconds.
 	Query string `json:"query"`
 	// Limit is the page size: default 10, at most 100.
 	Limit int `json:"limit,omitempty"`
