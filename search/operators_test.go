@@ -382,3 +382,62 @@ func TestDailyNotes(t *testing.T) {
 		t.Errorf("a long range: %d notes, %+v", len(notes), notes[:2])
 	}
 }
+
+// The parts of a note follow its edits: a watcher batch re-indexes its
+// tasks, properties, sections and blocks with it, and a note changed on
+// disk since it was indexed is checked against its new text.
+func TestOperatorsFollowEdits(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		"a.md": "---\nstatus: draft\n---\n# Plan\n\n- [ ] call the printer\n- [x] email Ann\n",
+		"b.md": "Nothing to do here.\n",
+	})
+	ix := openIndex(t, dir, "")
+	count := func(q string) int {
+		t.Helper()
+		return len(search(t, ix, Request{Query: q}).Results)
+	}
+	for q, want := range map[string]int{"task-todo:printer": 1, "[status:draft]": 1, "task-done:email": 1, "[status:final]": 0} {
+		if got := count(q); got != want {
+			t.Fatalf("before: %s found %d notes, want %d", q, got, want)
+		}
+	}
+	writeFile(t, dir, "a.md", "---\nstatus: final\n---\n# Plan\n\n- [x] call the printer\n- [ ] email Ann\n")
+	writeFile(t, dir, "b.md", "# Later\n\n- [ ] buy a printer\n")
+	if err := ix.Apply(context.Background(), vault.Batch{Changes: []vault.Change{{Path: "a.md"}, {Path: "b.md"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]int{"task-todo:printer": 1, "task-done:printer": 1, "[status:draft]": 0, "[status:final]": 1, "task-todo:email": 1} {
+		if got := count(q); got != want {
+			t.Errorf("after: %s found %d notes, want %d", q, got, want)
+		}
+	}
+	res := search(t, ix, Request{Query: "task-todo:printer"})
+	if res.Results[0].Path != "b.md" || res.Results[0].Matches[0].Line != 3 {
+		t.Errorf("open printer task: %+v", res.Results)
+	}
+	// Lines added above the section since the index saw the note: the
+	// section is found at its new lines.
+	writeFile(t, dir, "a.md", "---\nstatus: final\n---\nintro\n\nmore intro\n\n# Plan\n\n- [x] call the printer\n- [ ] email Ann\n")
+	res = search(t, ix, Request{Query: "section:(printer ann)"})
+	if len(res.Results) != 1 || len(res.Results[0].Matches) != 2 || res.Results[0].Matches[0].Line != 10 {
+		t.Errorf("section after an edit the index has not seen: %+v", res.Results)
+	}
+}
+
+// An operator that checks notes for longer than scanTimeout is stopped
+// with an error that is a bad query and says how to narrow it.
+func TestOperatorTimeout(t *testing.T) {
+	ix := openIndex(t, writeVault(t, map[string]string{"a.md": "one 2026-03-12\n"}), "")
+	prev := scanTimeout
+	t.Cleanup(func() { scanTimeout = prev })
+	scanTimeout = 0
+	_, err := ix.Search(context.Background(), Request{Query: `/\d{4}/`})
+	var slow *QuerySlowError
+	if !errors.As(err, &slow) || !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "narrow it") {
+		t.Fatalf("err = %v", err)
+	}
+	scanTimeout = prev
+	if res := search(t, ix, Request{Query: `/\d{4}/`}); len(res.Results) != 1 {
+		t.Errorf("results %+v", res.Results)
+	}
+}

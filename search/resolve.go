@@ -49,8 +49,11 @@ const (
 	maxMatchesPerNote = 20
 	// maxResultMatches is how many matches one result carries.
 	maxResultMatches = 10
-	scanTimeout      = 5 * time.Second
 )
+
+// scanTimeout bounds the checking of notes for one operator (a variable
+// for tests).
+var scanTimeout = 5 * time.Second
 
 // opResult is what an operator resolved to: the notes it matches, sorted,
 // and where in each it matched.
