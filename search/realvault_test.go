@@ -203,7 +203,7 @@ func hideComments(lines []string) []string {
 }
 
 // lineWithAll reports whether a line holds a form of each word: words are
-// runs of letters, digits and '_', joined by a '.', ':' or '\” between
+// runs of letters, digits and '_', joined by a '.', ':' or an apostrophe between
 // letters, as the analyzer segments them.
 func lineWithAll(lines []string, forms [][]string) bool {
 	for _, l := range lines {
