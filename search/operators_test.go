@@ -75,6 +75,8 @@ func TestOperators(t *testing.T) {
 		doneCall = "tasks/Done calls.md"
 		launch   = "tasks/Launch.md"
 		mixed    = "tasks/Mixed.md"
+		prep     = "tasks/Prep.md"
+		launchDy = "tasks/Launch day.md"
 		daily1   = "Daily notes/2022-07-14.md"
 		daily2   = "Daily notes/2022-08-01.md"
 		dated    = "props/Dated.md"
@@ -149,12 +151,13 @@ func TestOperators(t *testing.T) {
 			lines: map[string][]int{calls: {3, 4}, doneCall: {3, 4}}},
 		{name: "task-todo:email", query: "task-todo:email", exactly: []string{doneCall}, lines: map[string][]int{doneCall: {4}}},
 		{name: "task-done:email", query: "task-done:email", exactly: []string{calls}},
-		{name: "task-todo: alone", query: "task-todo:", exactly: []string{calls, doneCall, launch, mixed}},
+		{name: "task-todo: alone", query: "task-todo:", exactly: []string{calls, doneCall, launch, mixed, prep, launchDy}},
 		{name: "task-done: alone", query: "task-done:", exactly: []string{calls, doneCall, launch}},
 		{name: "task:(call plumber) in one task", query: "task:(call plumber)", exactly: []string{calls}},
 		{name: "task:(call landlord) across tasks", query: "task:(call landlord)", none: true},
-		{name: "launch task-todo: ranks notes with open tasks", query: "launch task-todo:", exactly: []string{launch, mixed}, first: launch,
-			lines: map[string][]int{launch: {3}, mixed: {6}}},
+		{name: "launch task-todo: ranks notes with open tasks, those mentioning it first", query: "launch task-todo:",
+			top: []string{launch, prep}, exactly: []string{launch, prep, mixed, launchDy},
+			lines: map[string][]int{launch: {3}, mixed: {6}, prep: {1}}},
 		{name: "-task-todo:", query: "path:tasks/ -task-todo:", exactly: []string{"tasks/Call notes.md"}},
 
 		// Properties.
@@ -295,9 +298,9 @@ func TestTasks(t *testing.T) {
 		total int
 	}{
 		{name: "open, by due date then path", q: TaskQuery{},
-			want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}, {"tasks/Calls.md", 5}, {"tasks/Launch.md", 3}, {"tasks/Mixed.md", 6}}},
+			want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}, {"tasks/Calls.md", 5}, {"tasks/Launch day.md", 5}, {"tasks/Launch.md", 3}, {"tasks/Mixed.md", 6}, {"tasks/Prep.md", 1}}},
 		{name: "done", q: TaskQuery{Status: TasksDone}, want: []at{{"tasks/Calls.md", 4}, {"tasks/Done calls.md", 3}, {"tasks/Launch.md", 4}}},
-		{name: "all, limited", q: TaskQuery{Status: TasksAll, Limit: 2}, want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}}, total: 8},
+		{name: "all, limited", q: TaskQuery{Status: TasksAll, Limit: 2}, want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}}, total: 10},
 		{name: "text", q: TaskQuery{Text: "call OR email"}, want: []at{{"tasks/Calls.md", 3}, {"tasks/Done calls.md", 4}}},
 		{name: "text in one task", q: TaskQuery{Status: TasksAll, Text: "email landlord"}, want: []at{{"tasks/Calls.md", 4}}},
 		{name: "due before", q: TaskQuery{DueBefore: day("2026-03-15")}, want: []at{{"tasks/Calls.md", 3}}},

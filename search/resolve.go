@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/vault-agent/vault-agent/internal/truncate"
@@ -496,4 +497,53 @@ func matchesOf(sets []*opResult, path string) []Match {
 		}
 	}
 	return uniq[:min(len(uniq), maxResultMatches)]
+}
+
+// tasksMentioningFirst moves first, keeping their order, the hits whose
+// tasks matched by a task operator of the query mention one of its ranked
+// words: "launch task-todo:" lists the notes whose open tasks speak of
+// the launch before those that only mention it elsewhere.
+func (c *compiler) tasksMentioningFirst(hits bsearch.DocumentMatchCollection) bsearch.DocumentMatchCollection {
+	var tasks []*opResult
+	for _, s := range c.sets {
+		for _, ms := range s.lines {
+			if len(ms) > 0 && isTaskScope(ms[0].Kind) {
+				tasks = append(tasks, s)
+			}
+			break
+		}
+	}
+	if len(tasks) == 0 || len(c.ranked) == 0 {
+		return hits
+	}
+	words := map[string]bool{}
+	for _, rq := range c.ranked {
+		for _, w := range rq.words {
+			if !w.filler {
+				words[w.token] = true
+			}
+		}
+	}
+	mentions := func(path string) bool {
+		for _, s := range tasks {
+			for _, m := range s.lines[path] {
+				for _, t := range c.text.Analyze([]byte(m.Text)) {
+					if words[string(t.Term)] {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	out := make(bsearch.DocumentMatchCollection, 0, len(hits))
+	var rest bsearch.DocumentMatchCollection
+	for _, h := range hits {
+		if mentions(h.ID) {
+			out = append(out, h)
+		} else {
+			rest = append(rest, h)
+		}
+	}
+	return append(out, rest...)
 }

@@ -294,6 +294,7 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	}
 	if main.scoring {
 		sort.Slice(hits, func(i, j int) bool { return byScoreThenID(hits[i], hits[j]) })
+		hits = c.tasksMentioningFirst(hits)
 		hits = hits[:min(limit, len(hits))]
 	}
 	out := &Results{Results: make([]Result, 0, len(hits)), Total: int(sres.Total)}
