@@ -389,13 +389,13 @@ func (c *compiler) factQuery(name string, v Node) (query.Query, bool) {
 }
 
 // propMatches reports whether a note's frontmatter holds property p with
-// a value that matches p's value sub-query (one of the values of a list).
-func propMatches(an analysis.Analyzer, p *Prop, props map[string]any, notePath string) bool {
+// a value that matches expr, p's value sub-query made ready by buildSpan
+// (one of the values of a list).
+func propMatches(an analysis.Analyzer, p *Prop, expr spanExpr, props map[string]any, notePath string) bool {
 	v, ok := propValue(props, p.Name)
 	if !ok || p.Value == nil {
 		return ok
 	}
-	expr := buildSpan(an, p.Value, false)
 	for _, s := range scalars(v) {
 		u := &unit{an: an, text: scalarText(s), path: notePath}
 		if expr.eval(u) {

@@ -373,8 +373,12 @@ func (r *opResolver) prop(ctx context.Context, c *compiler, p *Prop) (*opResult,
 	if err != nil {
 		return nil, err
 	}
+	var expr spanExpr = spanConst(true)
+	if p.Value != nil {
+		expr = buildSpan(c.text, p.Value, false)
+	}
 	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []Match) {
-		return propMatches(c.text, p, vault.ParseProperties(raw.Content), cand.path), nil
+		return propMatches(c.text, p, expr, vault.ParseProperties(raw.Content), cand.path), nil
 	})
 }
 
@@ -391,6 +395,10 @@ func (r *opResolver) noteText(ctx context.Context, q query.Query, match func(u *
 	})
 }
 
+// maxCheckBytes is how much of a note is read to check it: what the
+// index reads of it (its frontmatter and body limits), and a little more.
+const maxCheckBytes = vault.MaxFrontmatterBytes + vault.MaxBodyBytes + 64<<10
+
 // checkNotes reads the candidates from the vault, in parallel, and keeps
 // those check accepts. A note that cannot be read (gone since it was
 // indexed) is left out.
@@ -404,7 +412,7 @@ func (ix *Index) checkNotes(ctx context.Context, cands []candidate, check func(c
 		go func() {
 			defer wg.Done()
 			for cand := range work {
-				raw, err := ix.v.ReadRaw(cand.path, -1)
+				raw, err := ix.v.ReadRaw(cand.path, maxCheckBytes)
 				if err != nil {
 					continue
 				}
