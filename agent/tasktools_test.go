@@ -1,41 +1,20 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/vault-agent/vault-agent/internal/fixture"
+	"github.com/vault-agent/vault-agent/agent/agenttest"
 	"github.com/vault-agent/vault-agent/llm"
-	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/vault"
 )
-
-// fixtureSearchIndex indexes the fixture vault in memory.
-func fixtureSearchIndex(t *testing.T) *search.Index {
-	t.Helper()
-	v, err := vault.Open(fixture.Vault(), vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := search.Open(context.Background(), search.Options{Vault: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	if _, err := ix.Sync(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return ix
-}
 
 // The task, property and daily note tools are offered with an index that
 // has them, and run against it.
 func TestTaskTools(t *testing.T) {
-	ix := fixtureSearchIndex(t)
+	ix := agenttest.SearchIndex(t)
 	model := llm.NewScripted([]llm.Turn{
 		toolTurn("",
 			call(ToolListTasks, map[string]any{"text": "outbox OR cron"}),

@@ -684,52 +684,24 @@ func (p *parser) fieldValues(t token, val Node) Node {
 // onlyText checks that the value of content:, match-case: or ignore-case:
 // holds only words, phrases and regular expressions.
 func (p *parser) onlyText(t token, val Node) {
-	var walk func(Node)
-	walk = func(n Node) {
-		switch x := n.(type) {
-		case Term, Phrase, *Regex:
-		case Not:
-			walk(x.X)
-		case And:
-			for _, it := range x.Items {
-				walk(it)
-			}
-		case Or:
-			for _, it := range x.Items {
-				walk(it)
-			}
+	walkNodes(val, func(n Node) {
+		switch n.(type) {
+		case Term, Phrase, *Regex, Not, And, Or:
 		default:
 			p.fail(t.pos, "%s: takes words, \"phrases\" and /regular expressions/, not %s", t.field, n)
 		}
-	}
-	walk(val)
+	})
 }
 
 // noNested refuses an operator that looks at parts of a note (line:,
 // task:, a property...) inside one that does too.
 func (p *parser) noNested(pos int, op string, val Node) {
-	var walk func(Node)
-	walk = func(n Node) {
-		switch x := n.(type) {
+	walkNodes(val, func(n Node) {
+		switch n.(type) {
 		case *Scope, *Prop:
 			p.fail(pos, "%s cannot hold %s: each looks at its own part of a note", op, n)
-		case *Case:
-			walk(x.X)
-		case *Content:
-			walk(x.X)
-		case Not:
-			walk(x.X)
-		case And:
-			for _, it := range x.Items {
-				walk(it)
-			}
-		case Or:
-			for _, it := range x.Items {
-				walk(it)
-			}
 		}
-	}
-	walk(val)
+	})
 }
 
 // normTag lower-cases a tag and strips '#' and surrounding '/'.

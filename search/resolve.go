@@ -210,19 +210,12 @@ func (c *compiler) wordsIn(text string, fields []string) query.Query {
 	if hasCJK(text) || len(c.text.Analyze([]byte(text))) == 0 {
 		return nil
 	}
-	qs := make([]query.Query, len(fields))
-	for i, f := range fields {
+	return anyOf(fields, func(f string) query.Query {
 		mq := query.NewMatchQuery(text)
 		mq.SetField(f)
 		mq.SetOperator(query.MatchQueryOperatorAnd)
-		qs[i] = mq
-	}
-	if len(qs) == 1 {
-		return qs[0]
-	}
-	d := query.NewDisjunctionQuery(qs)
-	d.SetMin(1)
-	return d
+		return mq
+	})
 }
 
 // tasks resolves a task operator from the tasks stored in the index.

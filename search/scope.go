@@ -370,24 +370,33 @@ func walkNodes(n Node, fn func(Node)) {
 		return
 	}
 	fn(n)
-	switch x := n.(type) {
-	case Not:
-		walkNodes(x.X, fn)
-	case And:
-		for _, it := range x.Items {
-			walkNodes(it, fn)
-		}
-	case Or:
-		for _, it := range x.Items {
-			walkNodes(it, fn)
-		}
-	case *Content:
-		walkNodes(x.X, fn)
-	case *Case:
-		walkNodes(x.X, fn)
-	case *Scope:
-		walkNodes(x.X, fn)
-	case *Prop:
-		walkNodes(x.Value, fn)
+	for _, c := range children(n) {
+		walkNodes(c, fn)
 	}
+}
+
+// children returns the nodes right inside n: the items of a group, the
+// value of an operator (none when it has none).
+func children(n Node) []Node {
+	var one Node
+	switch x := n.(type) {
+	case And:
+		return x.Items
+	case Or:
+		return x.Items
+	case Not:
+		one = x.X
+	case *Content:
+		one = x.X
+	case *Case:
+		one = x.X
+	case *Scope:
+		one = x.X
+	case *Prop:
+		one = x.Value
+	}
+	if one == nil {
+		return nil
+	}
+	return []Node{one}
 }

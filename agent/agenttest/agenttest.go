@@ -102,3 +102,23 @@ func (f *FakeIndex) ReadChunk(name string, chunk int) (*search.NoteChunk, error)
 
 // Vault returns the fixture vault.
 func (f *FakeIndex) Vault() *vault.Vault { return f.v }
+
+// SearchIndex indexes the fixture vault in memory with the real search
+// index, for tests that need its ranking or its operators; it is closed
+// when the test ends.
+func SearchIndex(t testing.TB) *search.Index {
+	t.Helper()
+	v, err := vault.Open(fixture.Vault(), vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := search.Open(context.Background(), search.Options{Vault: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
