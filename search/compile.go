@@ -67,10 +67,13 @@ type compiler struct {
 	// falls back to a prefix query on the path keyword.
 	paths func(prefix string) []string
 	// notes returns the metadata of every note (path:/re/, tag:/re/).
-	notes  func() []NoteMeta
-	terms  []snipTerm
-	fuzzed bool         // at least one term got fuzziness
-	ranked []*rankQuery // the ranked groups
+	notes func() []NoteMeta
+	// factCount returns how many notes have a fact term (properties.go);
+	// nil: unknown, as if none.
+	factCount func(term string) int
+	terms     []snipTerm
+	fuzzed    bool         // at least one term got fuzziness
+	ranked    []*rankQuery // the ranked groups
 	// onlyStop is set when a group held nothing but stop words and
 	// punctuation.
 	onlyStop bool

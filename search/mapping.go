@@ -295,11 +295,11 @@ func textFieldMapping(analyzer string, vectors bool) *mapping.FieldMapping {
 func noteDoc(m *mapping.IndexMappingImpl, fused *fusedChain, n *vault.Note, in *inbound) (*document.Document, error) {
 	doc := document.NewDocument(n.Path)
 	d := noteDocument(n, in)
-	an := m.AnalyzerNamed(textAnalyzer)
-	if fused != nil {
-		an = fused.an
+	words := textWords{fused: fused}
+	if fused == nil {
+		words.an = m.AnalyzerNamed(textAnalyzer)
 	}
-	addNoteParts(d, an, n)
+	addNoteParts(d, words, n)
 	if err := m.MapDocument(doc, d); err != nil {
 		return nil, err
 	}

@@ -57,9 +57,9 @@ func (lineTokenizer) Tokenize(input []byte) analysis.TokenStream {
 }
 
 // addNoteParts adds to d, the data of a note's document, its facts, task
-// texts, tasks and spans, analysing property values with an.
-func addNoteParts(d map[string]interface{}, an analysis.Analyzer, n *vault.Note) {
-	facts := propertyFacts(an, n.Properties)
+// texts, tasks and spans, analysing property values with words.
+func addNoteParts(d map[string]interface{}, words textWords, n *vault.Note) {
+	facts := appendPropertyFacts(nil, words, n.Properties)
 	if len(n.Tasks) > 0 {
 		var todo, done []string
 		for _, t := range n.Tasks {
@@ -69,13 +69,13 @@ func addNoteParts(d map[string]interface{}, an analysis.Analyzer, n *vault.Note)
 				todo = append(todo, t.Text)
 			}
 		}
-		facts = append(facts, factTask)
+		facts = append(facts, factTask+"\n"...)
 		if len(todo) > 0 {
-			facts = append(facts, factTaskTodo)
+			facts = append(facts, factTaskTodo+"\n"...)
 			d[fTaskTodo] = strings.Join(todo, "\n")
 		}
 		if len(done) > 0 {
-			facts = append(facts, factTaskDone)
+			facts = append(facts, factTaskDone+"\n"...)
 			d[fTaskDone] = strings.Join(done, "\n")
 		}
 		if b, err := json.Marshal(n.Tasks); err == nil {
@@ -83,7 +83,7 @@ func addNoteParts(d map[string]interface{}, an analysis.Analyzer, n *vault.Note)
 		}
 	}
 	if len(facts) > 0 {
-		d[fFacts] = strings.Join(facts, "\n")
+		d[fFacts] = string(facts)
 	}
 	if len(n.Sections) > 0 || len(n.Blocks) > 0 {
 		d[fSpans] = string(encodeSpans(n.Sections, n.Blocks))

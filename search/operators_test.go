@@ -168,6 +168,10 @@ func TestOperators(t *testing.T) {
 		{name: `[status:"archived draft"]`, query: `[status:"archived draft"]`, exactly: []string{"props/Archived.md"}},
 		{name: `[status:"draft archived"] (phrase order)`, query: `[status:"draft archived"]`, none: true},
 		{name: "[status:(draft -archived)]", query: "[status:(draft -archived)]", exactly: []string{draft}},
+		{name: "a word of a long value", query: "[description:roof]", exactly: []string{"props/Described.md", "props/Short.md"}},
+		{name: "words of a long value", query: "[description:(winter shed)]", exactly: []string{"props/Described.md"}},
+		{name: "a word of a long value, OR", query: "[description:winter OR gutter]", exactly: []string{"props/Described.md"}},
+		{name: "a short value", query: "[summary:roof]", exactly: []string{"props/Described.md"}},
 		{name: "[status:/^pub/] regex in a value", query: "[status:/^pub/]", exactly: []string{"props/Published.md"}},
 		{name: "[status] case of the name", query: "[Status]", exactly: []string{draft, "props/Published.md", "props/Archived.md"}},
 		{name: "[due:<2026-03-10] a date", query: "[due:<2026-03-10]", exactly: []string{dated}},
@@ -176,7 +180,8 @@ func TestOperators(t *testing.T) {
 		{name: "[due:<=2026-03-05]", query: "[due:<=2026-03-05]", exactly: []string{dated}},
 		{name: "[rating:>4] a decimal", query: "[rating:>4]", exactly: []string{dated}},
 		{name: "[done:true] a checkbox", query: "[done:true]", exactly: []string{dated}},
-		{name: "-[status]", query: "path:props/ -[status]", exactly: []string{"props/Aliased.md", "props/Empty alias.md", "props/Empty list.md", "props/Empty quotes.md", dated}},
+		{name: "-[status]", query: "path:props/ -[status]", exactly: []string{"props/Aliased.md", "props/Empty alias.md", "props/Empty list.md", "props/Empty quotes.md", dated,
+			"props/Described.md", "props/Short.md"}},
 
 		// Regular expressions.
 		{name: `help: /\d{4}-\d{2}-\d{2}/`, query: `/\d{4}-\d{2}-\d{2}/`, exactly: []string{daily1, daily2, calls, doneCall, dated}},

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -18,11 +19,12 @@ import (
 )
 
 // Properties are searched through terms of the facts field (fFacts), made
-// when a note is indexed (propertyFacts):
+// when a note is indexed (appendPropertyFacts):
 //
 //	p␟name             the note has the property
 //	z␟name             its value is empty (null)
 //	t␟name␟token       a word of its value (analysed as text: stemmed, folded)
+//	l␟name             a value too long for its words to be facts
 //	n␟name␟key         a number of its value, as a key that sorts as numbers do
 //	d␟name␟key         a date of its value, the same way (epoch milliseconds)
 //
@@ -30,7 +32,12 @@ import (
 // [status] one term, whatever the size of the vault. Names are
 // lower-cased. A value that one term cannot decide ([status:"first
 // draft"], a regular expression, -words) is checked against the note's
-// frontmatter, read again, for the notes its terms leave.
+// frontmatter, read again, for the notes its terms leave. The words of
+// long values (a description, a summary: more than maxFactWords words) are
+// not facts: each would be a term of its own beside the same word of the
+// text, and the terms of a vault's descriptions cost a first index as much
+// as a tenth of its time; a note with such a value of the property a query
+// names is checked against its frontmatter instead.
 
 // factSep separates the parts of a fact term.
 const factSep = "\x1f"
@@ -39,6 +46,9 @@ const factSep = "\x1f"
 // value is a long text or a long list is searchable by its first words.
 const (
 	maxPropTokens = 64
+	// maxFactWords is the most words a value may have for them to be
+	// facts (t␟name␟token): statuses, names, tags, aliases, titles.
+	maxFactWords  = 8
 	maxPropValues = 64
 	maxProps      = 200
 )
@@ -135,63 +145,121 @@ func scalarNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-// sortKey encodes f so that keys sort as the numbers do.
-func sortKey(f float64) string {
+// sortKey encodes f, in hex, so that keys sort as the numbers do.
+func sortKey(f float64) string { return hex.EncodeToString(sortKeyBytes(f)) }
+
+// sortKeyBytes is f's bits made to sort as the numbers do: the sign bit
+// flipped for positive numbers, every bit for negative ones.
+func sortKeyBytes(f float64) []byte {
 	bits := math.Float64bits(f)
 	if bits>>63 == 0 {
 		bits ^= 1 << 63
 	} else {
 		bits = ^bits
 	}
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], bits)
-	return hex.EncodeToString(b[:])
+	return binary.BigEndian.AppendUint64(nil, bits)
 }
 
-// propertyFacts returns the fact terms of a note's properties (see the top
-// of this file), analysing text with an.
-func propertyFacts(an analysis.Analyzer, props map[string]any) []string {
+// appendPropertyFacts appends to b the fact terms of a note's properties
+// (see the top of this file), one a line, analysing text with words.
+func appendPropertyFacts(b []byte, words textWords, props map[string]any) []byte {
 	if len(props) == 0 {
-		return nil
+		return b
 	}
 	names := make([]string, 0, len(props))
 	for k := range props {
 		names = append(names, k)
 	}
 	sort.Strings(names) // the cap keeps the same properties every time
-	var out []string
+	fact := func(kind byte, name string, rest ...[]byte) {
+		b = append(b, kind)
+		b = append(b, factSep...)
+		b = append(b, name...)
+		for _, r := range rest {
+			b = append(b, factSep...)
+			b = append(b, r...)
+		}
+		b = append(b, '\n')
+	}
+	var key [16]byte
+	sortable := func(f float64) []byte {
+		hex.Encode(key[:], sortKeyBytes(f))
+		return key[:]
+	}
+	var value []byte // the words of one value, one a line
 	for _, k := range names[:min(len(names), maxProps)] {
 		name := strings.ToLower(strings.TrimSpace(k))
-		if name == "" {
+		if name == "" || strings.ContainsAny(name, "\n"+factSep) {
 			continue
 		}
 		v := props[k]
-		out = append(out, "p"+factSep+name)
+		fact('p', name)
 		if v == nil {
-			out = append(out, "z"+factSep+name)
+			fact('z', name)
 			continue
 		}
-		tokens := 0
+		tokens, long := 0, false
 		for _, s := range scalars(v) {
 			if f, ok := scalarNumber(s); ok {
-				out = append(out, "n"+factSep+name+factSep+sortKey(f))
+				fact('n', name, sortable(f))
 			}
 			text := scalarText(s)
 			if t, ok := vault.ParseDate(text); ok {
-				out = append(out, "d"+factSep+name+factSep+sortKey(float64(t.UnixMilli())))
+				fact('d', name, sortable(float64(t.UnixMilli())))
 			}
-			if tokens >= maxPropTokens {
+			if tokens >= maxPropTokens || long {
 				continue
 			}
-			for _, tok := range an.Analyze([]byte(text)) {
-				if tokens++; tokens > maxPropTokens {
-					break
+			value, n := value[:0], 0
+			words.each(text, func(tok []byte) bool {
+				if n++; n > maxFactWords {
+					return false
 				}
-				out = append(out, "t"+factSep+name+factSep+string(tok.Term))
+				value = append(append(value, tok...), '\n')
+				return true
+			})
+			if n > maxFactWords {
+				long = true
+				fact('l', name)
+				continue
+			}
+			for len(value) > 0 && tokens < maxPropTokens {
+				i := bytes.IndexByte(value, '\n')
+				fact('t', name, value[:i])
+				value, tokens = value[i+1:], tokens+1
 			}
 		}
 	}
-	return out
+	return b
+}
+
+// textWords analyses text as the text analyzer does: through the fused
+// filters (fastfield.go) when there are, else the analyzer.
+type textWords struct {
+	an    analysis.Analyzer
+	fused *fusedChain
+}
+
+// each calls fn with each token of text until it returns false; the token
+// is valid during the call only.
+func (w textWords) each(text string, fn func(tok []byte) bool) {
+	if w.fused == nil {
+		for _, t := range w.an.Analyze([]byte(text)) {
+			if !fn(t.Term) {
+				return
+			}
+		}
+		return
+	}
+	t := tokenPool.Get().(*tokenWriter)
+	t.tokenize([]byte(text))
+	for _, tok := range w.fused.filter(t.out) {
+		if !fn(tok.Term) {
+			break
+		}
+	}
+	t.reset()
+	tokenPool.Put(t)
 }
 
 // lexProp reads the property token starting at rs[i] == '[' up to its
@@ -324,6 +392,13 @@ func (c *compiler) compileProp(p *Prop) (q query.Query, exact bool) {
 		return termQ(fFacts, "p"+factSep+name), true
 	}
 	q, exact = c.factQuery(name, p.Value)
+	if q != nil && c.factCount != nil && c.factCount("l"+factSep+name) > 0 {
+		// Some notes' values of it are too long to have word facts:
+		// those notes are candidates too, checked against their text.
+		d := query.NewDisjunctionQuery([]query.Query{q, termQ(fFacts, "l"+factSep+name)})
+		d.SetMin(1)
+		q, exact = d, false
+	}
 	if q == nil {
 		q = termQ(fFacts, "p"+factSep+name)
 	} else if !exact {

@@ -548,3 +548,20 @@ func (c *compiler) tasksMentioningFirst(hits bsearch.DocumentMatchCollection) bs
 	}
 	return append(out, rest...)
 }
+
+// factCount returns how many notes have the fact term (0 when the index
+// cannot say).
+func (ix *Index) factCount(term string) int {
+	sr := bleve.NewSearchRequestOptions(termQ(fFacts, term), 0, 0, false)
+	sr.Score = "none"
+	ix.idxMu.RLock()
+	defer ix.idxMu.RUnlock()
+	if ix.idx == nil {
+		return 0
+	}
+	res, err := ix.idx.Search(sr)
+	if err != nil {
+		return 0
+	}
+	return int(res.Total)
+}

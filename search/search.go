@@ -209,7 +209,8 @@ func truncateQuery(q string) string {
 const tieWindow = 16
 
 func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limit int, mode compileMode) (*Results, *compiler, error) {
-	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, files: ix.matchFiles, paths: ix.matchPrefix, notes: ix.Notes, ops: mode.ops}
+	c := &compiler{text: ix.textAn, cjk: ix.cjkAn, fuzzy: mode.fuzzy, files: ix.matchFiles, paths: ix.matchPrefix, notes: ix.Notes, ops: mode.ops,
+		factCount: ix.factCount}
 	if c.ops == nil {
 		c.ops = ix.newResolver(ctx)
 	}

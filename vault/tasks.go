@@ -72,11 +72,7 @@ type structure struct {
 // search. It reads each line once.
 func scanStructure(body string, bodyLine int, headings []Heading) structure {
 	var st structure
-	isHeading := make(map[int]int, len(headings))
-	for _, h := range headings {
-		isHeading[h.Line] = h.Level
-	}
-	hi := 0 // next heading of headings
+	hi := 0 // next heading of headings (in line order)
 	section := ""
 	var fence string
 	blockStart := 0 // 0: no block open
@@ -109,22 +105,25 @@ func scanStructure(body string, bodyLine int, headings []Heading) structure {
 			section = headings[hi].Text
 			hi++
 		}
+		first := firstNonBlank(text)
 		if fence != "" {
-			if isFenceEnd(text, fence) {
+			if (first == '`' || first == '~') && isFenceEnd(text, fence) {
 				fence = ""
 				endBlock(line)
 			}
 			continue
 		}
-		if f := FenceOpening(text); f != "" {
-			endBlock(line - 1)
-			fence, blockStart = f, line
-			continue
+		if first == '`' || first == '~' {
+			if f := FenceOpening(text); f != "" {
+				endBlock(line - 1)
+				fence, blockStart = f, line
+				continue
+			}
 		}
 		switch {
-		case strings.TrimSpace(text) == "":
+		case first == 0:
 			endBlock(line - 1)
-		case isHeading[line] > 0:
+		case hi > 0 && headings[hi-1].Line == line:
 			endBlock(line - 1)
 			blockStart = line
 			endBlock(line)
@@ -135,7 +134,7 @@ func scanStructure(body string, bodyLine int, headings []Heading) structure {
 			if blockStart == 0 {
 				blockStart = line
 			}
-			if hidden := inPercent || inHTML; !hidden {
+			if hidden := inPercent || inHTML; !hidden && (first == '-' || first == '*' || first == '+' || first == '>' || first >= '0' && first <= '9') {
 				if t, ok := parseTask(text); ok {
 					if len(st.tasks) < MaxTasks {
 						t.Line, t.Section = line, section
@@ -153,10 +152,21 @@ func scanStructure(body string, bodyLine int, headings []Heading) structure {
 	return st
 }
 
+// firstNonBlank is the first byte of line that is not a space or a tab,
+// 0 for a blank line.
+func firstNonBlank(line string) byte {
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; c != ' ' && c != '\t' && c != '\r' && c != '\f' && c != '\v' {
+			return c
+		}
+	}
+	return 0
+}
+
 // inComment says whether the line after text starts inside a %% comment
 // or an HTML comment, given whether text did.
 func inComment(text string, inPercent, inHTML bool) (bool, bool) {
-	if !strings.Contains(text, "%%") && !strings.Contains(text, "<!--") && !strings.Contains(text, "-->") {
+	if strings.IndexAny(text, "%<>") < 0 {
 		return inPercent, inHTML
 	}
 	for i := 0; i < len(text); {
