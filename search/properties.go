@@ -33,8 +33,8 @@ import (
 // lower-cased. A value that one term cannot decide ([status:"first
 // draft"], a regular expression, -words) is checked against the note's
 // frontmatter, read again, for the notes its terms leave. The words of
-// long values (a description, a summary: more than maxFactWords words) are
-// not facts: each would be a term of its own beside the same word of the
+// long values (a description, a summary: more than maxFactWords words,
+// before or after stop words go) are not facts: each would be a term of its own beside the same word of the
 // text, and the terms of a vault's descriptions cost a first index as much
 // as a tenth of its time; a note with such a value of the property a query
 // names is checked against its frontmatter instead.
@@ -210,6 +210,11 @@ func appendPropertyFacts(b []byte, words textWords, props map[string]any) []byte
 			if tokens >= maxPropTokens || long {
 				continue
 			}
+			if longText(text) {
+				long = true
+				fact('l', name)
+				continue
+			}
 			value, n := value[:0], 0
 			words.each(text, func(tok []byte) bool {
 				if n++; n > maxFactWords {
@@ -231,6 +236,23 @@ func appendPropertyFacts(b []byte, words textWords, props map[string]any) []byte
 		}
 	}
 	return b
+}
+
+// longText reports whether text has more than maxFactWords words
+// between spaces: too many for them to be facts, whatever stop words the
+// analyzer would drop (it is not run on such a text at all).
+func longText(s string) bool {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		space := s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'
+		if !space && !in {
+			if n++; n > maxFactWords {
+				return true
+			}
+		}
+		in = !space
+	}
+	return false
 }
 
 // textWords analyses text as the text analyzer does: through the fused
