@@ -45,11 +45,8 @@ const (
 	fAnchor   = "anchor"   // link texts of the links pointing to this note (aliases, markdown link text)
 	fLinkText = "linktext" // the sentence or list item around each link pointing to this note
 	fInbound  = "inbound"  // stored only: the links pointing to this note (inboundItem, JSON)
-	fFacts    = "facts"    // keyword terms, one a line: tasks and properties (noteFacts)
-	fTaskTodo = "tasktodo" // the text of the note's open tasks
-	fTaskDone = "taskdone" // the text of its done tasks
-	fTasks    = "tasks"    // stored only: the note's tasks ([]vault.Task, JSON)
-	fSpans    = "spans"    // stored only: the line ranges of its sections and blocks (encodeSpans)
+	fFacts    = "facts"    // keyword terms, one a line: tasks and properties (notepart.go)
+	fParts    = "parts"    // stored only: its sections, blocks and tasks (encodeParts)
 )
 
 // Analyzer names in the mapping.
@@ -242,13 +239,10 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	// linking notes again.
 	doc.AddFieldMappingsAt(fInbound, storedOnly())
 	doc.AddFieldMappingsAt(fFacts, text(factsAnalyzer, false))
-	doc.AddFieldMappingsAt(fTaskTodo, text(textAnalyzer, false))
-	doc.AddFieldMappingsAt(fTaskDone, text(textAnalyzer, false))
 	// A note's tasks and the line ranges of its sections and blocks are
 	// stored with it: task listings and line:, block: and section: read
 	// them instead of parsing notes again.
-	doc.AddFieldMappingsAt(fTasks, storedOnly())
-	doc.AddFieldMappingsAt(fSpans, storedOnly())
+	doc.AddFieldMappingsAt(fParts, storedOnly())
 	mt := mapping.NewNumericFieldMapping()
 	mt.Store = false
 	mt.IncludeInAll = false

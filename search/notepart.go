@@ -2,9 +2,7 @@ package search
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/registry"
@@ -14,10 +12,11 @@ import (
 
 // What a note's document holds for the operators that look at its parts
 // (line:, block:, section:, task:, [property]), made once when the note is
-// indexed: the fact terms of its tasks and properties (fFacts), the text of
-// its open and done tasks (fTaskTodo, fTaskDone), and stored, its tasks
-// (fTasks) and the line ranges of its sections and blocks (fSpans). None of
-// it is kept in memory: a search reads it from the index.
+// indexed: the fact terms of its tasks and properties (fFacts) and, stored,
+// its sections, blocks and tasks (fParts, encodeParts). None of it is kept
+// in memory: a search reads it from the index. The words of tasks are the
+// body's: a task operator finds its candidates by them and a fact, and
+// checks their stored tasks.
 
 // Facts of a note's tasks, beside those of its properties (properties.go).
 const (
@@ -56,45 +55,40 @@ func (lineTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	return out
 }
 
-// addNoteParts adds to d, the data of a note's document, its facts, task
-// texts, tasks and spans, analysing property values with words.
+// addNoteParts adds to d, the data of a note's document, its facts and
+// parts, analysing property values with words.
 func addNoteParts(d map[string]interface{}, words textWords, n *vault.Note) {
 	facts := appendPropertyFacts(nil, words, n.Properties)
 	if len(n.Tasks) > 0 {
-		var todo, done []string
-		for _, t := range n.Tasks {
-			if t.Done {
-				done = append(done, t.Text)
-			} else {
-				todo = append(todo, t.Text)
-			}
-		}
 		facts = append(facts, factTask+"\n"...)
-		if len(todo) > 0 {
+		todo, done := false, false
+		for _, t := range n.Tasks {
+			todo, done = todo || !t.Done, done || t.Done
+		}
+		if todo {
 			facts = append(facts, factTaskTodo+"\n"...)
-			d[fTaskTodo] = strings.Join(todo, "\n")
 		}
-		if len(done) > 0 {
+		if done {
 			facts = append(facts, factTaskDone+"\n"...)
-			d[fTaskDone] = strings.Join(done, "\n")
-		}
-		if b, err := json.Marshal(n.Tasks); err == nil {
-			d[fTasks] = string(b)
 		}
 	}
 	if len(facts) > 0 {
 		d[fFacts] = string(facts)
 	}
-	if len(n.Sections) > 0 || len(n.Blocks) > 0 {
-		d[fSpans] = string(encodeSpans(n.Sections, n.Blocks))
+	if len(n.Sections)+len(n.Blocks)+len(n.Tasks) > 0 {
+		d[fParts] = string(encodeParts(n.Sections, n.Blocks, n.Tasks))
 	}
 }
 
-// encodeSpans packs the line ranges of a note's sections and blocks:
-// uvarints, each range as its start after the previous one's end and its
-// length; sections with their heading's level.
-func encodeSpans(sections []vault.Section, blocks []vault.Span) []byte {
-	b := make([]byte, 0, 4+3*len(sections)+2*len(blocks))
+// encodeParts packs the line ranges of a note's sections and blocks and
+// its tasks, as uvarints and strings (uvarint length, bytes): the count of
+// sections, each as its start after the previous one's end, its length and
+// its heading's level; the count of blocks, each as start and length the
+// same way; the count of tasks, each as its line after the previous one's,
+// then its status, text, section, due, scheduled, start and completed
+// dates.
+func encodeParts(sections []vault.Section, blocks []vault.Span, tasks []vault.Task) []byte {
+	b := make([]byte, 0, 6+3*len(sections)+2*len(blocks)+64*len(tasks))
 	b = binary.AppendUvarint(b, uint64(len(sections)))
 	prev := 0
 	for _, s := range sections {
@@ -110,58 +104,104 @@ func encodeSpans(sections []vault.Section, blocks []vault.Span) []byte {
 		b = binary.AppendUvarint(b, uint64(max(0, s.End-s.Start)))
 		prev = s.End
 	}
+	b = binary.AppendUvarint(b, uint64(len(tasks)))
+	prev = 0
+	for _, t := range tasks {
+		b = binary.AppendUvarint(b, uint64(max(0, t.Line-prev)))
+		prev = t.Line
+		for _, s := range [...]string{t.Status, t.Text, t.Section, t.Due, t.Scheduled, t.Start, t.Completed} {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+	}
 	return b
 }
 
-// decodeSpans unpacks encodeSpans.
-func decodeSpans(b []byte) (sections []vault.Section, blocks []vault.Span, err error) {
-	next := func() int {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			err = errors.New("spans: truncated")
-			return 0
-		}
-		b = b[n:]
-		return int(min(v, 1<<30))
+// partsReader reads encodeParts; the first error sticks.
+type partsReader struct {
+	b   []byte
+	err error
+}
+
+func (r *partsReader) int() int {
+	if r.err != nil {
+		return 0
 	}
-	count := next()
-	if count > len(b) {
-		return nil, nil, errors.New("spans: bad count")
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 || v > 1<<30 {
+		r.err = errors.New("note parts: bad number")
+		return 0
 	}
-	sections = make([]vault.Section, 0, count)
+	r.b = r.b[n:]
+	return int(v)
+}
+
+// count reads a count no larger than the bytes left can hold.
+func (r *partsReader) count() int {
+	n := r.int()
+	if n > len(r.b) {
+		r.err = errors.New("note parts: bad count")
+		return 0
+	}
+	return n
+}
+
+func (r *partsReader) str() string {
+	n := r.int()
+	if r.err != nil || n > len(r.b) {
+		r.err = errors.New("note parts: truncated")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// decodeParts unpacks encodeParts; tasks only when withTasks is set.
+func decodeParts(s string, withTasks bool) (sections []vault.Section, blocks []vault.Span, tasks []vault.Task, err error) {
+	r := &partsReader{b: []byte(s)}
+	n := r.count()
+	sections = make([]vault.Section, 0, n)
 	prev := 0
-	for i := 0; i < count && err == nil; i++ {
-		start := prev + next()
-		end := start + next()
-		sections = append(sections, vault.Section{Span: vault.Span{Start: start, End: end}, Level: next()})
+	for i := 0; i < n && r.err == nil; i++ {
+		start := prev + r.int()
+		end := start + r.int()
+		sections = append(sections, vault.Section{Span: vault.Span{Start: start, End: end}, Level: r.int()})
 		prev = end
 	}
-	count = next()
-	if count > len(b) {
-		return nil, nil, errors.New("spans: bad count")
-	}
-	blocks = make([]vault.Span, 0, count)
+	n = r.count()
+	blocks = make([]vault.Span, 0, n)
 	prev = 0
-	for i := 0; i < count && err == nil; i++ {
-		start := prev + next()
-		end := start + next()
+	for i := 0; i < n && r.err == nil; i++ {
+		start := prev + r.int()
+		end := start + r.int()
 		blocks = append(blocks, vault.Span{Start: start, End: end})
 		prev = end
 	}
-	if err != nil {
-		return nil, nil, err
+	if withTasks {
+		n = r.count()
+		tasks = make([]vault.Task, 0, n)
+		prev = 0
+		for i := 0; i < n && r.err == nil; i++ {
+			t := vault.Task{Line: prev + r.int()}
+			prev = t.Line
+			t.Status, t.Text, t.Section = r.str(), r.str(), r.str()
+			t.Due, t.Scheduled, t.Start, t.Completed = r.str(), r.str(), r.str(), r.str()
+			t.Done = t.Status != " "
+			tasks = append(tasks, t)
+		}
 	}
-	return sections, blocks, nil
+	if r.err != nil {
+		return nil, nil, nil, r.err
+	}
+	return sections, blocks, tasks, nil
 }
 
-// decodeTasks reads the stored tasks of a note.
+// decodeTasks reads the stored tasks of a note from its parts.
 func decodeTasks(s string) ([]vault.Task, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var ts []vault.Task
-	if err := json.Unmarshal([]byte(s), &ts); err != nil {
-		return nil, err
-	}
-	return ts, nil
+	_, _, tasks, err := decodeParts(s, true)
+	return tasks, err
 }

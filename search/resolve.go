@@ -220,22 +220,24 @@ func (c *compiler) wordsIn(text string, fields []string) query.Query {
 
 // tasks resolves a task operator from the tasks stored in the index.
 func (r *opResolver) tasks(ctx context.Context, c *compiler, s *Scope) (*opResult, error) {
-	fact, fields := factTask, []string{fTaskTodo, fTaskDone}
+	fact := factTask
 	switch s.Kind {
 	case scopeTaskTodo:
-		fact, fields = factTaskTodo, []string{fTaskTodo}
+		fact = factTaskTodo
 	case scopeTaskDone:
-		fact, fields = factTaskDone, []string{fTaskDone}
+		fact = factTaskDone
 	}
 	q := termQ(fFacts, fact)
 	var expr spanExpr = spanConst(true)
 	if s.X != nil {
-		if cq := c.candidates(s.X, fields); cq != nil {
+		// A task's words are words of the body (a task in a comment is
+		// none).
+		if cq := c.candidates(s.X, []string{fBody}); cq != nil {
 			q = query.NewConjunctionQuery([]query.Query{q, cq})
 		}
 		expr = buildSpan(c.text, s.X, false)
 	}
-	cands, err := r.ix.candidateHits(ctx, q, fTasks)
+	cands, err := r.ix.candidateHits(ctx, q, fParts)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +289,7 @@ func taskLine(t vault.Task) string {
 func (r *opResolver) parts(ctx context.Context, c *compiler, s *Scope) (*opResult, error) {
 	expr := buildSpan(c.text, s.X, false)
 	show := positives(c.text, s.X, false)
-	cands, err := r.ix.candidateHits(ctx, c.candidates(s.X, []string{fBody, fURL}), fSpans)
+	cands, err := r.ix.candidateHits(ctx, c.candidates(s.X, []string{fBody, fURL}), fParts)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +351,7 @@ func (ix *Index) noteSpans(cand candidate, raw *vault.RawNote) ([]vault.Section,
 			if cand.stored == "" {
 				return nil, nil // an empty note
 			}
-			if secs, blocks, err := decodeSpans([]byte(cand.stored)); err == nil {
+			if secs, blocks, _, err := decodeParts(cand.stored, false); err == nil {
 				return secs, blocks
 			}
 		}

@@ -102,7 +102,7 @@ func (ix *Index) Tasks(ctx context.Context, q TaskQuery) (tasks []TaskHit, total
 	if len(paths) == 0 {
 		return []TaskHit{}, 0, nil
 	}
-	cands, err := ix.candidateHits(ctx, query.NewDocIDQuery(paths), fTasks)
+	cands, err := ix.candidateHits(ctx, query.NewDocIDQuery(paths), fParts)
 	if err != nil {
 		return nil, 0, err
 	}
