@@ -180,6 +180,10 @@ func TestOperators(t *testing.T) {
 		{name: "[due:<=2026-03-05]", query: "[due:<=2026-03-05]", exactly: []string{dated}},
 		{name: "[rating:>4] a decimal", query: "[rating:>4]", exactly: []string{dated}},
 		{name: "[done:true] a checkbox", query: "[done:true]", exactly: []string{dated}},
+		{name: "[rating:4.5] a number", query: "[rating:4.5]", exactly: []string{dated}},
+		{name: "[duration:10 OR 3] numbers", query: "[duration:10 OR 3]", exactly: []string{planning, standup}},
+		{name: "[due:2026-03-05] a date", query: "[due:2026-03-05]", exactly: []string{dated}},
+		{name: "[due:2026-03-06] another date", query: "[due:2026-03-06]", none: true},
 		{name: "-[status]", query: "path:props/ -[status]", exactly: []string{"props/Aliased.md", "props/Empty alias.md", "props/Empty list.md", "props/Empty quotes.md", dated,
 			"props/Described.md", "props/Short.md"}},
 

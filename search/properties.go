@@ -23,7 +23,8 @@ import (
 //
 //	p␟name             the note has the property
 //	z␟name             its value is empty (null)
-//	t␟name␟token       a word of its value (analysed as text: stemmed, folded)
+//	t␟name␟token       a word of its value (analysed as text: stemmed, folded),
+//	                   unless the value is a number or a date
 //	l␟name             a value too long for its words to be facts
 //	n␟name␟key         a number of its value, as a key that sorts as numbers do
 //	d␟name␟key         a date of its value, the same way (epoch milliseconds)
@@ -127,6 +128,13 @@ func scalarText(v any) string {
 	return fmt.Sprint(v)
 }
 
+// isText reports whether a scalar is text as YAML read it (quoted, or
+// not a number, a boolean or a date).
+func isText(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
 // scalarNumber is a scalar's number: a YAML number, or text that is one.
 func scalarNumber(v any) (float64, bool) {
 	switch x := v.(type) {
@@ -200,12 +208,17 @@ func appendPropertyFacts(b []byte, words textWords, props map[string]any) []byte
 		}
 		tokens, long := 0, false
 		for _, s := range scalars(v) {
-			if f, ok := scalarNumber(s); ok {
+			f, isNumber := scalarNumber(s)
+			if isNumber {
 				fact('n', name, sortable(f))
 			}
 			text := scalarText(s)
-			if t, ok := vault.ParseDate(text); ok {
+			t, isDate := vault.ParseDate(text)
+			if isDate {
 				fact('d', name, sortable(float64(t.UnixMilli())))
+			}
+			if isDate || isNumber && !isText(s) {
+				continue // a date, a number: no words of its own
 			}
 			if tokens >= maxPropTokens || long {
 				continue
@@ -436,20 +449,33 @@ func (c *compiler) compileProp(p *Prop) (q query.Query, exact bool) {
 func (c *compiler) factQuery(name string, v Node) (query.Query, bool) {
 	switch x := v.(type) {
 	case Term:
-		toks := c.text.Analyze([]byte(x.Text))
-		switch len(toks) {
-		case 0:
-			return nil, false
-		case 1:
-			return termQ(fFacts, "t"+factSep+name+factSep+string(toks[0].Term)), true
+		q, exact := c.wordFacts(name, x.Text)
+		// A number or a date is a fact of its own: a value that is one
+		// has no word facts.
+		var typed query.Query
+		if f, err := strconv.ParseFloat(x.Text, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			typed = termQ(fFacts, "n"+factSep+name+factSep+sortKey(f))
+		} else if t, ok := vault.ParseDate(x.Text); ok {
+			lo, hi := float64(t.UnixMilli()), float64(t.UnixMilli())
+			if len(strings.TrimSpace(x.Text)) <= 10 {
+				hi = float64(t.AddDate(0, 0, 1).UnixMilli() - 1) // the whole day
+			}
+			incl := true
+			rq := query.NewTermRangeInclusiveQuery("d"+factSep+name+factSep+sortKey(lo), "d"+factSep+name+factSep+sortKey(hi), &incl, &incl)
+			rq.SetField(fFacts)
+			typed = rq
 		}
-		qs := make([]query.Query, len(toks))
-		for i, t := range toks {
-			qs[i] = termQ(fFacts, "t"+factSep+name+factSep+string(t.Term))
+		if typed == nil {
+			return q, exact
 		}
-		return query.NewConjunctionQuery(qs), false
+		if q == nil {
+			return typed, true
+		}
+		d := query.NewDisjunctionQuery([]query.Query{typed, q})
+		d.SetMin(1)
+		return d, exact
 	case Phrase:
-		q, _ := c.factQuery(name, Term(x))
+		q, _ := c.wordFacts(name, x.Text)
 		return q, false
 	case *Content:
 		return c.factQuery(name, x.X)
@@ -483,6 +509,23 @@ func (c *compiler) factQuery(name string, v Node) (query.Query, bool) {
 		return d, exact
 	}
 	return nil, false
+}
+
+// wordFacts is the query of the word facts of property name for the
+// words of text: exact for one word.
+func (c *compiler) wordFacts(name, text string) (query.Query, bool) {
+	toks := c.text.Analyze([]byte(text))
+	switch len(toks) {
+	case 0:
+		return nil, false
+	case 1:
+		return termQ(fFacts, "t"+factSep+name+factSep+string(toks[0].Term)), true
+	}
+	qs := make([]query.Query, len(toks))
+	for i, t := range toks {
+		qs[i] = termQ(fFacts, "t"+factSep+name+factSep+string(t.Term))
+	}
+	return query.NewConjunctionQuery(qs), false
 }
 
 // propMatches reports whether a note's frontmatter holds property p with
