@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -40,15 +41,20 @@ func init() {
 type lineTokenizer struct{}
 
 func (lineTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	out := make(analysis.TokenStream, 0, 1+len(input)/16)
+	// One slab for the tokens: a note has a few dozen facts.
+	slab := make([]analysis.Token, 0, bytes.Count(input, []byte{'\n'})+1)
+	out := make(analysis.TokenStream, 0, cap(slab))
 	start := 0
 	for start < len(input) {
 		end := start
-		for end < len(input) && input[end] != '\n' {
-			end++
+		if i := bytes.IndexByte(input[start:], '\n'); i >= 0 {
+			end += i
+		} else {
+			end = len(input)
 		}
 		if end > start {
-			out = append(out, &analysis.Token{Term: input[start:end], Start: start, End: end, Position: len(out) + 1, Type: analysis.AlphaNumeric})
+			slab = append(slab, analysis.Token{Term: input[start:end], Start: start, End: end, Position: len(out) + 1, Type: analysis.AlphaNumeric})
+			out = append(out, &slab[len(slab)-1])
 		}
 		start = end + 1
 	}
@@ -58,7 +64,7 @@ func (lineTokenizer) Tokenize(input []byte) analysis.TokenStream {
 // addNoteParts adds to d, the data of a note's document, its facts and
 // parts, analysing property values with words.
 func addNoteParts(d map[string]interface{}, words textWords, n *vault.Note) {
-	facts := appendPropertyFacts(nil, words, n.Properties)
+	facts := appendPropertyFacts(make([]byte, 0, 64*len(n.Properties)+32), words, n.Properties)
 	if len(n.Tasks) > 0 {
 		facts = append(facts, factTask+"\n"...)
 		todo, done := false, false

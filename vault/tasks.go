@@ -71,7 +71,8 @@ type structure struct {
 // included) being blocks of their own: Obsidian's "block" for block:
 // search. It reads each line once.
 func scanStructure(body string, bodyLine int, headings []Heading) structure {
-	var st structure
+	// Blocks are about as many as blank lines and headings: sized once.
+	st := structure{blocks: make([]Span, 0, strings.Count(body, "\n\n")+len(headings)+1)}
 	hi := 0 // next heading of headings (in line order)
 	section := ""
 	var fence string
@@ -270,7 +271,14 @@ func parseTask(line string) (Task, bool) {
 	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
 		return Task{}, false
 	}
-	t := Task{Status: string(r), Done: r != ' ', Text: strings.TrimSpace(rest)}
+	status := string(r)
+	switch r { // the usual ones without an allocation
+	case ' ':
+		status = " "
+	case 'x':
+		status = "x"
+	}
+	t := Task{Status: status, Done: r != ' ', Text: strings.TrimSpace(rest)}
 	taskDates(&t)
 	return t, true
 }
