@@ -275,6 +275,14 @@ type textWords struct {
 	fused *fusedChain
 }
 
+// analyzer is the text analyzer itself.
+func (w textWords) analyzer() analysis.Analyzer {
+	if w.fused != nil {
+		return w.fused.an
+	}
+	return w.an
+}
+
 // each calls fn with each token of text until it returns false; the token
 // is valid during the call only.
 func (w textWords) each(text string, fn func(tok []byte) bool) {

@@ -317,17 +317,18 @@ func (r *opResolver) parts(ctx context.Context, c *compiler, s *Scope) (*opResul
 				units = append(units, sec.Span)
 			}
 		}
+		// The text is analysed once; each part takes its tokens.
+		text := analyseText(textWords{an: c.text, fused: r.ix.fused}, visible)
 		var ms []Match
 		found := false
 		for _, sp := range units {
-			u := &unit{an: c.text, text: visible.span(sp.Start, sp.End), path: cand.path}
-			if !expr.eval(u) {
+			if !expr.eval(text.unit(sp.Start, sp.End, cand.path)) {
 				continue
 			}
 			found = true
 			before := len(ms)
 			for l := sp.Start; l <= sp.End && l <= lines.count() && len(ms) < maxMatchesPerNote; l++ {
-				if sp.Start == sp.End || len(show) > 0 && show.eval(&unit{an: c.text, text: visible.line(l), path: cand.path}) {
+				if sp.Start == sp.End || len(show) > 0 && show.eval(text.unit(l, l, cand.path)) {
 					ms = append(ms, Match{Line: l, Text: truncate.Runes(strings.TrimSpace(lines.line(l)), matchRunes), Kind: s.Kind})
 				}
 			}
@@ -465,6 +466,20 @@ func newNoteLines(content []byte) noteLines {
 }
 
 func (nl noteLines) count() int { return len(nl.starts) }
+
+// offsets returns the byte range of lines a to b (1-based, inclusive),
+// clamped to the note.
+func (nl noteLines) offsets(a, b int) (lo, hi int) {
+	a, b = max(a, 1), min(b, len(nl.starts))
+	if a > b {
+		return 0, 0
+	}
+	hi = len(nl.text)
+	if b < len(nl.starts) {
+		hi = nl.starts[b]
+	}
+	return nl.starts[a-1], hi
+}
 
 // line returns line n (1-based) without its line end; "" out of range.
 func (nl noteLines) line(n int) string { return nl.span(n, n) }

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"regexp/syntax"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -36,6 +37,54 @@ type unitTok struct {
 	pos  int
 }
 
+// analysedText is a note's text analysed once, whose parts (lines, blocks,
+// sections) are units with their share of its tokens.
+type analysedText struct {
+	an     analysis.Analyzer
+	lines  noteLines
+	toks   []unitTok
+	starts []int // the byte offset of each token in lines.text
+}
+
+// analyseText analyses a note's text with words, its terms in one arena
+// (a check analyses thousands of notes in a search).
+func analyseText(words textWords, lines noteLines) *analysedText {
+	input := []byte(lines.text)
+	var ts analysis.TokenStream
+	var w *tokenWriter
+	if words.fused != nil {
+		w = tokenPool.Get().(*tokenWriter)
+		w.tokenize(input)
+		ts = words.fused.filter(w.out)
+	} else {
+		ts = words.an.Analyze(input)
+	}
+	n := 0
+	for _, t := range ts {
+		n += len(t.Term)
+	}
+	arena := make([]byte, 0, n) // never grows: the strings below view it
+	a := &analysedText{an: words.analyzer(), lines: lines, toks: make([]unitTok, len(ts)), starts: make([]int, len(ts))}
+	for i, t := range ts {
+		off := len(arena)
+		arena = append(arena, t.Term...)
+		a.toks[i], a.starts[i] = unitTok{unsafeString(arena[off:len(arena):len(arena)]), t.Position}, t.Start
+	}
+	if w != nil {
+		w.reset()
+		tokenPool.Put(w)
+	}
+	return a
+}
+
+// unit is lines from to to (1-based, inclusive) with their tokens.
+func (a *analysedText) unit(from, to int, path string) *unit {
+	lo, hi := a.lines.offsets(from, to)
+	i := sort.SearchInts(a.starts, lo)
+	j := i + sort.SearchInts(a.starts[i:], hi)
+	return &unit{an: a.an, text: a.lines.span(from, to), path: path, analysed: true, toks: a.toks[i:j:j]}
+}
+
 func (u *unit) tokens() []unitTok {
 	if !u.analysed {
 		u.analysed = true
@@ -44,18 +93,18 @@ func (u *unit) tokens() []unitTok {
 		for i, t := range ts {
 			u.toks[i] = unitTok{string(t.Term), t.Position}
 		}
-		if len(u.toks) > 24 {
-			u.set = make(map[string]bool, len(u.toks))
-			for _, t := range u.toks {
-				u.set[t.term] = true
-			}
-		}
 	}
 	return u.toks
 }
 
 func (u *unit) has(term string) bool {
 	toks := u.tokens()
+	if u.set == nil && len(toks) > 24 {
+		u.set = make(map[string]bool, len(toks))
+		for _, t := range toks {
+			u.set[t.term] = true
+		}
+	}
 	if u.set != nil {
 		return u.set[term]
 	}
