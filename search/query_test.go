@@ -45,6 +45,31 @@ func TestParseQuery(t *testing.T) {
 		{"e-mail", "e-mail"},
 		{"東京 タワー", "(AND 東京 タワー)"},
 		{`""`, ""},
+		{`content:"happy cat"`, `content:"happy cat"`},
+		{"match-case:HappyCat", "match-case:HappyCat"},
+		{"ignore-case:ikea", "ignore-case:ikea"},
+		{"line:(mix flour)", "line:(AND mix flour)"},
+		{"LINE:(mix -flour)", "line:(AND mix -flour)"},
+		{"block:dog section:cat", "(AND block:dog section:cat)"},
+		{"task:(call OR email)", "task:(OR call email)"},
+		{"launch task-todo:", "(AND launch task-todo:)"},
+		{"task-done:() x", "(AND task-done: x)"},
+		{"-line:(a b)", "-line:(AND a b)"},
+		{"[aliases]", "[aliases]"},
+		{"[Status:Draft OR Published]", "[status:(OR Draft Published)]"},
+		{`["my prop":"a b"]`, `[my prop:"a b"]`},
+		{"[aliases:null]", "[aliases:null]"},
+		{"[duration:<5] [due:>=2026-03-01]", "(AND [duration:<5] [due:>=2026-03-01])"},
+		{"[status:", "[status]"},
+		{"[[Note]]", "[[Note]]"},
+		{`/\d{4}-\d{2}/`, `/\d{4}-\d{2}/`},
+		{`/(a b)c/ x`, `(AND /(a b)c/ x)`},
+		{`path:/^Daily/ file:/x/ tag:/^a/`, `(AND path:/^Daily/ file:/x/ tag:/^a/)`},
+		{"/usr/bin", "/usr/bin"},
+		{"path:/", "path:"},
+		{`"say \"hi\" now"`, `"say \"hi\" now"`},
+		{"tag:(a OR b)", "(OR tag:a tag:b)"},
+		{"meeting -(work meetup)", "(AND meeting -(AND work meetup))"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -77,6 +102,16 @@ func TestParseQueryErrors(t *testing.T) {
 		{"file:.md", 1},
 		{"path:", 1},
 		{"tag:\"\"", 1},
+		{"a line:", 3},
+		{"content:()", 1},
+		{"x line:(task:y)", 3},
+		{"content:(tag:x)", 1},
+		{"[]", 1},
+		{"a [ :x]", 3},
+		{"[n:<abc]", 1},
+		{"/(?=x)/", 1},
+		{"b path:/(/", 3},
+		{"[p:(line:x)]", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -98,13 +133,15 @@ func TestParseQueryErrors(t *testing.T) {
 }
 
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{`a "b c" -d tag:#e/f path:g/ file:h OR (i j`, `-(")`, "tag:\"x", "\xff\"", "((((", "-\"\""} {
+	for _, s := range []string{`a "b c" -d tag:#e/f path:g/ file:h OR (i j`, `-(")`, "tag:\"x", "\xff\"", "((((", "-\"\"",
+		`line:(mix -flour) [status:"a b" OR /^c/] task-todo: [n:<=5]`, `/a[/]b/ path:/x/ [`, `[a:(b`, `match-case:(X OR "y \" z")`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		q, err := ParseQuery(s)
 		if err == nil {
 			_ = q.String()
+			_ = Explain(q)
 		}
 	})
 }
