@@ -257,11 +257,11 @@ func TestOperatorMatchText(t *testing.T) {
 	if len(res.Results) != 1 || len(res.Results[0].Matches) != 1 {
 		t.Fatalf("results %+v", res.Results)
 	}
-	if m := res.Results[0].Matches[0]; m != (Match{Line: 3, Text: "- [ ] call the plumber 📅 2026-03-12", Kind: "task-todo"}) {
+	if m := res.Results[0].Matches[0]; m != (LineMatch{Line: 3, Text: "- [ ] call the plumber 📅 2026-03-12", Kind: "task-todo"}) {
 		t.Errorf("match %+v", m)
 	}
 	res = search(t, ix, Request{Query: "line:(mix flour)"})
-	if m := res.Results[0].Matches[0]; m != (Match{Line: 1, Text: "Mix the flour with water.", Kind: "line"}) {
+	if m := res.Results[0].Matches[0]; m != (LineMatch{Line: 1, Text: "Mix the flour with water.", Kind: "line"}) {
 		t.Errorf("match %+v", m)
 	}
 	// A negated operator says nothing of where.

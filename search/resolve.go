@@ -30,10 +30,10 @@ import (
 // query, so these operators compose with ranking, OR and - like any other.
 // Checking reads notes in parallel and stops after scanTimeout.
 
-// Match is a line of a note where an operator matched: the line of line:,
+// LineMatch is a line of a note where an operator matched: the line of line:,
 // the task of a task operator, the lines of the block or section that hold
 // its words.
-type Match struct {
+type LineMatch struct {
 	// Line is the 1-based line in the file.
 	Line int `json:"line"`
 	// Text is the line as written (a task as "- [ ] text"), cut at
@@ -60,7 +60,7 @@ var scanTimeout = 5 * time.Second
 // and where in each it matched.
 type opResult struct {
 	paths []string
-	lines map[string][]Match
+	lines map[string][]LineMatch
 }
 
 // opResolver resolves the operators of one search (and its fuzzy retry).
@@ -241,7 +241,7 @@ func (r *opResolver) tasks(ctx context.Context, c *compiler, s *Scope) (*opResul
 	if err != nil {
 		return nil, err
 	}
-	res := &opResult{lines: map[string][]Match{}}
+	res := &opResult{lines: map[string][]LineMatch{}}
 	for _, cand := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -251,13 +251,13 @@ func (r *opResolver) tasks(ctx context.Context, c *compiler, s *Scope) (*opResul
 			r.ix.log.Warn("stored tasks unreadable", "path", cand.path, "err", err)
 			continue
 		}
-		var ms []Match
+		var ms []LineMatch
 		for _, t := range tasks {
 			if !taskKind(t, s.Kind) || !expr.eval(&unit{an: c.text, text: t.Text, path: cand.path}) {
 				continue
 			}
 			if len(ms) < maxMatchesPerNote {
-				ms = append(ms, Match{Line: t.Line, Text: taskLine(t), Kind: s.Kind})
+				ms = append(ms, LineMatch{Line: t.Line, Text: taskLine(t), Kind: s.Kind})
 			}
 		}
 		if len(ms) > 0 {
@@ -293,7 +293,7 @@ func (r *opResolver) parts(ctx context.Context, c *compiler, s *Scope) (*opResul
 	if err != nil {
 		return nil, err
 	}
-	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []Match) {
+	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []LineMatch) {
 		sections, blocks := r.ix.noteSpans(cand, raw)
 		// Parts are matched as the note reads (comments and HTML tags
 		// out, as the index has them); the lines shown are as written.
@@ -319,7 +319,7 @@ func (r *opResolver) parts(ctx context.Context, c *compiler, s *Scope) (*opResul
 		}
 		// The text is analysed once; each part takes its tokens.
 		text := analyseText(textWords{an: c.text, fused: r.ix.fused}, visible)
-		var ms []Match
+		var ms []LineMatch
 		found := false
 		for _, sp := range units {
 			if !expr.eval(text.unit(sp.Start, sp.End, cand.path)) {
@@ -329,11 +329,11 @@ func (r *opResolver) parts(ctx context.Context, c *compiler, s *Scope) (*opResul
 			before := len(ms)
 			for l := sp.Start; l <= sp.End && l <= lines.count() && len(ms) < maxMatchesPerNote; l++ {
 				if sp.Start == sp.End || len(show) > 0 && show.eval(text.unit(l, l, cand.path)) {
-					ms = append(ms, Match{Line: l, Text: truncate.Runes(strings.TrimSpace(lines.line(l)), matchRunes), Kind: s.Kind})
+					ms = append(ms, LineMatch{Line: l, Text: truncate.Runes(strings.TrimSpace(lines.line(l)), matchRunes), Kind: s.Kind})
 				}
 			}
 			if len(ms) == before && len(ms) < maxMatchesPerNote {
-				ms = append(ms, Match{Line: sp.Start, Text: truncate.Runes(strings.TrimSpace(lines.line(sp.Start)), matchRunes), Kind: s.Kind})
+				ms = append(ms, LineMatch{Line: sp.Start, Text: truncate.Runes(strings.TrimSpace(lines.line(sp.Start)), matchRunes), Kind: s.Kind})
 			}
 			if len(ms) >= maxMatchesPerNote {
 				break
@@ -373,7 +373,7 @@ func (r *opResolver) prop(ctx context.Context, c *compiler, p *Prop) (*opResult,
 	if p.Value != nil {
 		expr = buildSpan(c.text, p.Value, false)
 	}
-	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []Match) {
+	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []LineMatch) {
 		return propMatches(c.text, p, expr, vault.ParseProperties(raw.Content), cand.path), nil
 	})
 }
@@ -386,7 +386,7 @@ func (r *opResolver) noteText(ctx context.Context, q query.Query, match func(u *
 		return nil, err
 	}
 	an := r.ix.textAn
-	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []Match) {
+	return r.ix.checkNotes(ctx, cands, func(cand candidate, raw *vault.RawNote) (bool, []LineMatch) {
 		return match(&unit{an: an, text: string(raw.Content), path: cand.path}), nil
 	})
 }
@@ -398,8 +398,8 @@ const maxCheckBytes = vault.MaxFrontmatterBytes + vault.MaxBodyBytes + 64<<10
 // checkNotes reads the candidates from the vault, in parallel, and keeps
 // those check accepts. A note that cannot be read (gone since it was
 // indexed) is left out.
-func (ix *Index) checkNotes(ctx context.Context, cands []candidate, check func(candidate, *vault.RawNote) (bool, []Match)) (*opResult, error) {
-	res := &opResult{lines: map[string][]Match{}}
+func (ix *Index) checkNotes(ctx context.Context, cands []candidate, check func(candidate, *vault.RawNote) (bool, []LineMatch)) (*opResult, error) {
+	res := &opResult{lines: map[string][]LineMatch{}}
 	var mu sync.Mutex
 	work := make(chan candidate)
 	var wg sync.WaitGroup
@@ -499,8 +499,8 @@ func (nl noteLines) span(a, b int) string {
 
 // matchesOf returns the matches of the resolved operators for path, in
 // line order, at most maxResultMatches.
-func matchesOf(sets []*opResult, path string) []Match {
-	var out []Match
+func matchesOf(sets []*opResult, path string) []LineMatch {
+	var out []LineMatch
 	for _, s := range sets {
 		out = append(out, s.lines[path]...)
 	}

@@ -46,7 +46,7 @@ type Result struct {
 	Date int64 `json:"date,omitempty"`
 	// Matches are the lines where the query's line:, block:, section:
 	// and task operators matched, in line order (at most 10).
-	Matches []Match `json:"matches,omitempty"`
+	Matches []LineMatch `json:"matches,omitempty"`
 }
 
 // Results is a page of results.
