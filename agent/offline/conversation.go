@@ -68,6 +68,7 @@ type convState struct {
 	lastFailures int
 
 	weighing *weighing // the notes read, weighed once (weighed)
+	tasks    *taskList // the last listTasks result (tasks.go)
 }
 
 var (
@@ -225,6 +226,8 @@ func (st *convState) noteResult(id, name, args, content string) {
 		if !failed && json.Unmarshal([]byte(content), &r) == nil && r.EndTime > r.StartTime {
 			st.timeRange = &r
 		}
+	case agent.ToolListTasks:
+		st.noteTasks(args, content, failed)
 	case agent.ToolLocalSearch:
 		rec := searchRec{failed: failed}
 		var a struct {
