@@ -12,10 +12,15 @@ import (
 // removed, and rewrites the notes whose inbound link context they change
 // (see links.go). The changed notes are held in memory until written, so
 // this is for small changes; applyFull streams.
-func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) error {
+func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) (err error) {
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
+	defer func() {
+		if eerr := w.end(); err == nil {
+			err = eerr
+		}
+	}()
 	var reads []noteRead
-	err := ix.readNotes(ctx, toRead, func(r noteRead) error {
+	err = ix.readNotes(ctx, toRead, func(r noteRead) error {
 		reads = append(reads, r)
 		return nil
 	})
@@ -26,8 +31,11 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	// updated), and notes only touched.
 	gone := map[string]bool{}
 	for _, p := range removed {
-		if ix.meta[p] != nil {
+		switch {
+		case ix.meta[p] != nil:
 			gone[p] = true
+		case ix.suspect[p]:
+			w.remove(p) // its document may be left over
 		}
 	}
 	changed := map[string]noteRead{}

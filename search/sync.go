@@ -61,7 +61,7 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	// The paths on disk are only needed to find the notes that went away,
 	// so a first index (nothing indexed) does not keep a set of them.
 	var onDisk map[string]bool
-	if len(ix.meta) > 0 {
+	if len(ix.meta)+len(ix.suspect) > 0 {
 		onDisk = make(map[string]bool, len(ix.meta))
 	}
 	err := ix.v.Walk(ctx, func(fi vault.FileInfo) error {
@@ -70,7 +70,7 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 		}
 		all = append(all, fi.Path)
 		m := ix.meta[fi.Path]
-		if m != nil && m.Size == fi.Size && m.MTime.Equal(fi.ModTime) {
+		if m != nil && m.Size == fi.Size && m.MTime.Equal(fi.ModTime) && !ix.suspect[fi.Path] {
 			stats.Unchanged++
 			return nil
 		}
@@ -81,6 +81,11 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	for p := range ix.meta {
 		if !onDisk[p] {
 			removed = append(removed, p)
+		}
+	}
+	for p := range ix.suspect {
+		if !onDisk[p] && ix.meta[p] == nil {
+			removed = append(removed, p) // its document may be left over
 		}
 	}
 	if err != nil {
@@ -105,6 +110,7 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	if err != nil {
 		return stats, fmt.Errorf("sync: %w", err)
 	}
+	ix.suspect = nil
 	ix.mu.Lock()
 	ix.lastIndexed = time.Now()
 	ix.mu.Unlock()
@@ -164,20 +170,13 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 		}
 	}
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
-	if w.bulk && len(ix.meta) == 0 {
-		if w.spill, err = newMetaSpill(lp.dir); err != nil {
-			return err
+	defer func() {
+		// Also when the sync fails part way: the index has the notes of
+		// the batches it wrote.
+		if eerr := w.end(); err == nil {
+			err = eerr
 		}
-		defer func() {
-			if w.spill != nil {
-				// The last batch was not written: the index has the
-				// notes of the batches before it.
-				if lerr := w.loadSpill(nil, nil); lerr != nil && err == nil {
-					err = lerr
-				}
-			}
-		}()
-	}
+	}()
 	for _, p := range removed {
 		w.remove(p)
 		stats.Removed++
@@ -232,10 +231,13 @@ func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) 
 		if errors.Is(r.err, vault.ErrNotMarkdown) {
 			ix.log.Debug("skipping a file that is not a note", "path", r.path, "err", r.err)
 		}
-		if old != nil {
+		switch {
+		case old != nil:
 			stats.Removed++
 			w.remove(r.path)
-		} else {
+		case ix.suspect[r.path]:
+			w.remove(r.path) // its document may be left over
+		default:
 			w.done++
 		}
 	case r.err != nil:
@@ -244,7 +246,7 @@ func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) 
 		w.done++
 	case old != nil && old.Hash == r.note.Hash && old.inHash == in.hashOrZero():
 		stats.Unchanged++
-		if !old.MTime.Equal(r.note.ModTime) || old.Size != r.note.Size {
+		if !old.MTime.Equal(r.note.ModTime) || old.Size != r.note.Size || ix.suspect[r.path] {
 			// Touched, same content: the document is written again, as
 			// time filters read the mtime from it, not from the metadata.
 			w.index(r.note, r.links, in)
@@ -260,9 +262,10 @@ func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) 
 	}
 }
 
-// finish flushes the writer and waits for the index to be persisted. A
-// sync cancelled part way still writes what it has read, with the state
-// record, so the next sync goes on from there instead of starting over.
+// finish flushes the writer and ends it: the sync returns once the index
+// and the records of its notes are persisted. A sync cancelled part way
+// still writes what it has read, so the next sync goes on from there
+// instead of starting over.
 func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 	cancelled := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 	if cancelled {
@@ -272,8 +275,8 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 	if err == nil {
 		err = ferr
 	}
-	if (err == nil || cancelled && ferr == nil) && w.wrote {
-		ix.waitPersisted(time.Minute)
+	if eerr := w.end(); err == nil {
+		err = eerr
 	}
 	if err == nil && progress != nil {
 		progress(w.total, w.total)
@@ -283,7 +286,6 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 
 // reset replaces the index with an empty one. Called with writeMu held.
 func (ix *Index) reset() error {
-	ix.waitPersisted(5 * time.Second)
 	ix.idxMu.Lock()
 	defer ix.idxMu.Unlock()
 	if ix.idx != nil {
@@ -299,7 +301,7 @@ func (ix *Index) reset() error {
 		}
 		ix.idx = idx
 		ix.setMeta(nil)
-		return ix.writeStamp()
+		return ix.writeStamp("")
 	}
 	return ix.create()
 }

@@ -2,7 +2,10 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -12,7 +15,9 @@ import (
 )
 
 // writer accumulates index operations and metadata changes into bleve
-// batches. Called from one goroutine, with writeMu held.
+// batches, and writes the records of the notes of each batch into the note
+// store once bleve has persisted it (see notestore.go). Called from one
+// goroutine, with writeMu held; end must be called when it is done.
 type writer struct {
 	ix       *Index
 	ctx      context.Context
@@ -25,22 +30,37 @@ type writer struct {
 	total    int
 	progress ProgressFunc
 	lastProg time.Time
-	wrote    bool
-	// sinceState counts the notes written since the state record was.
-	sinceState int
-	// bulk is set for a sync of bulkNotes or more: the state record is
-	// written with its last batch only.
+	// bulk is set for a sync of bulkNotes or more: it runs under the bulk
+	// memory settings.
 	bulk bool
-	// unpersisted are the persistence signals of the batches written and
-	// not known to be persisted, oldest first.
-	unpersisted []chan error
-	// spill, in a bulk sync of an empty index, holds the metadata of the
-	// notes written, which reach ix.meta with the last batch.
-	spill *metaSpill
+	// outOfHeap, in a bulk sync of an empty index on disk, keeps the notes
+	// written out of ix.meta: they reach it from the note store when the
+	// writer ends, so the live heap, and with it the memory limit of the
+	// sync and the work of every collection, does not grow with the vault.
+	outOfHeap bool
+	// flights are the batches written whose records are not in the store
+	// yet, oldest first.
+	flights []flight
+	// failed are the records of the batches bleve failed to persist.
+	failed []map[string]*NoteMeta
+	ended  bool
+}
+
+// flight is a batch written to bleve, waiting for its records to be
+// written into the note store.
+type flight struct {
+	persisted chan error // bleve's persistence signal; nil once received
+	err       error      // what it signalled
+	records   map[string]*NoteMeta
 }
 
 // maxUnpersisted is how many written batches may wait for the persister.
 const maxUnpersisted = 2
+
+// persistTimeout bounds how long a writer that ends waits for bleve to
+// persist its batches. A batch not persisted in time keeps its dirty
+// marks: the next Open has its notes read again.
+const persistTimeout = time.Minute
 
 // maxBatchBytes bounds the note text of one batch: the memory a batch
 // takes while it is analysed and written grows with its text (about ten
@@ -54,7 +74,9 @@ func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc
 	if progress != nil {
 		progress(0, total)
 	}
-	return &writer{ix: ix, ctx: ctx, b: b, pending: make(map[string]*NoteMeta), docs: make(map[string]*document.Document), total: total, progress: progress, bulk: total >= bulkNotes}
+	w := &writer{ix: ix, ctx: ctx, b: b, pending: make(map[string]*NoteMeta), docs: make(map[string]*document.Document), total: total, progress: progress, bulk: total >= bulkNotes}
+	w.outOfHeap = w.bulk && ix.store != nil && len(ix.meta) == 0
+	return w
 }
 
 func metaOfNote(n *vault.Note) *NoteMeta {
@@ -96,36 +118,19 @@ func (w *writer) maybeFlush(final bool) error {
 		w.lastProg = time.Now()
 		w.progress(w.done, w.total)
 	}
-	if !final && w.ops < w.ix.batchSz && w.bytes < maxBatchBytes || final && w.ops == 0 && w.sinceState == 0 {
+	if !final && w.ops < w.ix.batchSz && w.bytes < maxBatchBytes || w.ops == 0 {
 		return nil
 	}
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	ix := w.ix
-	// The state record lists every note, so writing it with every batch
-	// of a large sync costs time and memory in the square of the vault's
-	// size. It is written with the last batch, and before that only
-	// once a quarter more notes were written since it last was, except
-	// in a bulk sync (a first index, a rebuild), where only the last
-	// batch (or the last before a cancellation) writes it: each record
-	// is held in memory until the next replaces it, a third of a kilobyte
-	// per note. A crash in between leaves documents the state does not
-	// list, which Open takes for a damaged index and rebuilds.
-	var spilled []byte // the spilled records in the state record
-	if final || !w.bulk && w.sinceState+w.ops >= max(ix.batchSz, len(ix.meta)/4) {
-		ix.mu.RLock()
-		state, sp, err := encodeStateAfter(w.spill, ix.meta, w.pending)
-		ix.mu.RUnlock()
-		if err != nil {
+	if ix.store != nil {
+		// The records of the batches persisted since the last one, and
+		// the dirty marks of this one's notes, in one transaction.
+		if err := ix.store.update(w.persistedRecords(false), slices.Collect(maps.Keys(w.pending))); err != nil {
 			return err
 		}
-		spilled = sp
-		w.b.SetInternal(keyState, state)
-		w.sinceState = 0
-		ix.stateWrites.Add(1)
-	} else {
-		w.sinceState += w.ops
 	}
 	var persisted chan error
 	if ix.path != "" {
@@ -146,44 +151,152 @@ func (w *writer) maybeFlush(final bool) error {
 	if err != nil {
 		return fmt.Errorf("write batch: %w", err)
 	}
-	if persisted != nil {
-		ix.lastPersist = persisted
-		// Batches are searchable before they are persisted (unsafe_batch);
-		// the segments of the batches not persisted yet stay in memory.
-		// A writer more than maxUnpersisted batches ahead of the disk
-		// waits for it, so that memory does not grow with the vault when
-		// the persister falls behind (large merges on a busy machine).
-		w.unpersisted = append(w.unpersisted, persisted)
-		if len(w.unpersisted) > maxUnpersisted {
-			if err := <-w.unpersisted[0]; err != nil {
-				ix.log.Warn("persisting index", "err", err)
-			}
-			w.unpersisted = w.unpersisted[1:]
-			ix.persistWaits.Add(1)
-		}
-	}
-	if w.bulk {
-		raiseBulkLimit()
-	}
 	// The documents are analysed now: record their field lengths, which
-	// ranking needs (they reach the state record with the next batch).
+	// ranking needs.
 	for p, doc := range w.docs {
 		if m := w.pending[p]; m != nil {
 			m.lens, m.hasLens = fieldLengths(doc), true
 		}
 	}
-	if w.spill != nil {
-		if err := w.spillPending(final, spilled); err != nil {
-			return err
-		}
-	} else {
+	if !w.outOfHeap {
 		ix.applyPending(w.pending)
 	}
-	w.wrote = true
+	if persisted != nil {
+		w.flights = append(w.flights, flight{persisted: persisted, records: w.pending})
+		// Batches are searchable before they are persisted (unsafe_batch);
+		// the segments of the batches not persisted yet stay in memory.
+		// A writer more than maxUnpersisted batches ahead of the disk
+		// waits for it, so that memory does not grow with the vault when
+		// the persister falls behind (large merges on a busy machine).
+		var waiting []*flight
+		for i := range w.flights {
+			if w.flights[i].persisted != nil {
+				waiting = append(waiting, &w.flights[i])
+			}
+		}
+		if len(waiting) > maxUnpersisted {
+			waiting[0].wait(true, nil)
+			waiting = waiting[1:]
+			ix.persistWaits.Add(1)
+		}
+		if n := int64(len(waiting)); n > ix.persistAhead.Load() {
+			ix.persistAhead.Store(n)
+		}
+	}
+	if w.bulk {
+		raiseBulkLimit()
+	}
 	w.pending = make(map[string]*NoteMeta)
 	w.docs = make(map[string]*document.Document)
 	w.ops, w.bytes = 0, 0
 	return nil
+}
+
+// wait receives the flight's persistence signal: without block, only if it
+// came already; with block, waiting for it until timeout fires (never, for
+// a nil timeout). It reports whether the signal came.
+func (f *flight) wait(block bool, timeout <-chan time.Time) bool {
+	if f.persisted == nil {
+		return true
+	}
+	select {
+	case f.err = <-f.persisted:
+		f.persisted = nil
+		return true
+	default:
+		if !block {
+			return false
+		}
+	}
+	select {
+	case f.err = <-f.persisted:
+		f.persisted = nil
+		return true
+	case <-timeout:
+		return false
+	}
+}
+
+// persistedRecords takes the records of the flights at the head of the
+// queue that bleve has persisted: those already signalled, or, with wait,
+// every flight signalled within persistTimeout. A flight whose batch failed
+// to persist gives no records (its notes stay marked dirty).
+func (w *writer) persistedRecords(wait bool) []map[string]*NoteMeta {
+	var timeout <-chan time.Time
+	if wait {
+		t := time.NewTimer(persistTimeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var out []map[string]*NoteMeta
+	n := 0
+	for ; n < len(w.flights); n++ {
+		f := &w.flights[n]
+		if !f.wait(wait, timeout) {
+			if wait {
+				w.ix.log.Warn("index not persisted in time; the next start will check its notes again", "notes", len(f.records))
+			}
+			break
+		}
+		if f.err != nil {
+			w.ix.log.Warn("persisting index", "err", f.err)
+			w.failed = append(w.failed, f.records)
+			continue
+		}
+		out = append(out, f.records)
+	}
+	w.flights = w.flights[n:]
+	return out
+}
+
+// end writes the records of the batches written, once bleve has persisted
+// them (waiting at most persistTimeout), and, when the writer kept its notes
+// out of the heap, makes every note written the index's. It does its work
+// once; later calls return nil.
+func (w *writer) end() error {
+	if w.ended {
+		return nil
+	}
+	w.ended = true
+	ix := w.ix
+	if ix.store == nil {
+		return nil
+	}
+	records := w.persistedRecords(true)
+	err := ix.store.update(records, nil)
+	if !w.outOfHeap {
+		return err
+	}
+	// The notes of the batches not persisted in time are not in the
+	// store: the index has them all the same.
+	st, lerr := ix.store.load()
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	notes := st.notes
+	if err != nil { // none written
+		for _, rs := range records {
+			notes = appendRecords(notes, rs)
+		}
+	}
+	for _, f := range w.flights {
+		notes = appendRecords(notes, f.records)
+	}
+	for _, rs := range w.failed {
+		notes = appendRecords(notes, rs)
+	}
+	ix.setMeta(notes)
+	return err
+}
+
+// appendRecords appends the notes of records (not the removed ones).
+func appendRecords(notes []*NoteMeta, records map[string]*NoteMeta) []*NoteMeta {
+	for _, m := range records {
+		if m != nil {
+			notes = append(notes, m)
+		}
+	}
+	return notes
 }
 
 // applyPending makes the notes of pending (nil: removed) the index's.
@@ -205,48 +318,3 @@ func (ix *Index) applyPending(pending map[string]*NoteMeta) {
 	ix.paths = nil
 	ix.metaGen++
 }
-
-// spillPending spills the metadata of a batch just written, or with the
-// last batch (final) makes every note written the index's notes.
-func (w *writer) spillPending(final bool, spilled []byte) error {
-	if final {
-		return w.loadSpill(spilled, w.pending)
-	}
-	for _, m := range w.pending {
-		if m == nil {
-			continue // a first index removes nothing
-		}
-		if err := w.spill.add(m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loadSpill makes the spilled notes (spilled: their records, read from the
-// spill when nil) and those of pending the index's notes, and ends the
-// spill.
-func (w *writer) loadSpill(spilled []byte, pending map[string]*NoteMeta) error {
-	s := w.spill
-	w.spill = nil
-	defer s.close()
-	if spilled == nil {
-		var err error
-		if spilled, err = s.appendTo(nil); err != nil {
-			return err
-		}
-	}
-	metas, err := decodeNotes(spilled, uint64(s.n))
-	if err != nil {
-		return fmt.Errorf("note metadata: %w", err)
-	}
-	for _, m := range pending {
-		if m != nil {
-			metas = append(metas, m)
-		}
-	}
-	w.ix.setMeta(metas)
-	return nil
-}
-
-// Apply applies one batch of watcher changes in a single bleve batch. A
