@@ -15,7 +15,7 @@ import (
 func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) (err error) {
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	defer func() {
-		if eerr := w.end(); err == nil {
+		if eerr := w.end(err); err == nil {
 			err = eerr
 		}
 	}()

@@ -116,6 +116,9 @@ type Index struct {
 	// the bleve index and the store (a crash): the next Sync reads each
 	// of them again, or deletes its document when it is gone.
 	suspect map[string]bool
+	// interrupted is set when a change was cut short (a crash, a failed
+	// or cancelled sync): the next Sync scans the links of every note.
+	interrupted bool
 
 	// mu guards the metadata cache.
 	mu          sync.RWMutex
@@ -331,8 +334,11 @@ func (ix *Index) openOrCreate(ctx context.Context) error {
 		if why == "" {
 			ix.idx = idx
 			ix.setMeta(st.notes)
+			ix.interrupted = st.interrupted || len(st.dirty) > 0
+			if ix.interrupted {
+				ix.log.Info("the last run ended while writing the index: the next sync checks the notes it was writing and the links of every note", "notes", len(st.dirty))
+			}
 			if len(st.dirty) > 0 {
-				ix.log.Info("notes to check again: the last run ended while writing them", "notes", len(st.dirty))
 				ix.suspect = make(map[string]bool, len(st.dirty))
 				for _, p := range st.dirty {
 					ix.suspect[p] = true
@@ -375,10 +381,6 @@ func (ix *Index) openExisting() (idx bleve.Index, st storeState, why string, err
 			ix.corrupt = true
 		}
 	}()
-	if why := ix.verifySegments(); why != "" {
-		ix.corrupt = true
-		return nil, st, why, nil
-	}
 	idx, oerr := bleve.OpenUsing(ix.path, runtimeConfig())
 	if oerr != nil {
 		if errors.Is(oerr, bolt.ErrTimeout) {
@@ -386,6 +388,15 @@ func (ix *Index) openExisting() (idx bleve.Index, st storeState, why string, err
 		}
 		ix.corrupt = true
 		return nil, st, "index is corrupt or unreadable: " + oerr.Error(), nil
+	}
+	live, lerr := liveSegments(idx)
+	if lerr != nil {
+		ix.corrupt = true
+		return idx, st, "index is corrupt or unreadable: " + lerr.Error(), nil
+	}
+	if why := ix.verifySegments(live); why != "" {
+		ix.corrupt = true
+		return idx, st, why, nil
 	}
 	stamp, gerr := idx.GetInternal(keySchema)
 	if gerr != nil {
@@ -468,7 +479,7 @@ func (ix *Index) create() error {
 	}
 	ix.idx = idx
 	ix.setMeta(nil)
-	ix.suspect = nil
+	ix.suspect, ix.interrupted = nil, false
 	id := newStoreID()
 	if err := ix.writeStamp(id); err != nil {
 		return err

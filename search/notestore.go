@@ -37,6 +37,14 @@ import (
 // not dirty has a record if and only if it has a document, and both are of
 // the same version of the note.
 //
+// A change of several batches is not one note's business: a note written
+// in an early batch changes the inbound link context of notes a later
+// batch rewrites. So the store also says when a writer is at work (set
+// with its first marks, cleared with its last records, in the same
+// transactions), and the Sync after an interrupted one scans the links of
+// the whole vault (applyFull), which finds every note whose inbound
+// context its document lacks, whatever its record says.
+//
 // Each store carries the id of the bleve index its records belong to
 // (written into both when the index is made): a store of another index,
 // or none, makes the index rebuild.
@@ -48,8 +56,9 @@ var (
 	bucketNotes = []byte("notes") // path → record
 	bucketDirty = []byte("dirty") // path → nothing: a note whose batch may not have reached both files
 	bucketInfo  = []byte("info")
-	infoIndex   = []byte("index")  // the id of the bleve index (keyNotes)
-	infoFormat  = []byte("format") // recordFormat
+	infoIndex   = []byte("index")   // the id of the bleve index (keyNotes)
+	infoFormat  = []byte("format")  // recordFormat
+	infoWriting = []byte("writing") // present while a writer is at work
 )
 
 // noteStore is the open store. Its methods are called with the index's
@@ -96,6 +105,9 @@ type storeState struct {
 	id    string // the bleve index's id; "" for none, or for records of another format
 	notes []*NoteMeta
 	dirty []string
+	// interrupted is set when a writer was at work: the process ended
+	// (or the writer failed) part way through a change.
+	interrupted bool
 }
 
 // load reads the whole store. A record that does not decode is an error:
@@ -108,6 +120,7 @@ func (s *noteStore) load() (storeState, error) {
 			return nil
 		}
 		st.id = string(info.Get(infoIndex))
+		st.interrupted = info.Get(infoWriting) != nil
 		if b := tx.Bucket(bucketNotes); b != nil {
 			err := b.ForEach(func(k, v []byte) error {
 				m, err := decodeNoteRecord(string(k), v)
@@ -160,18 +173,38 @@ func (s *noteStore) start(id string) error {
 	return nil
 }
 
-// update writes, in one transaction, the records of done (batches bleve
-// has persisted, oldest first; a nil record deletes the note's) and
-// clears their notes' dirty marks, then marks the paths of dirty.
-func (s *noteStore) update(done []map[string]*NoteMeta, dirty []string) error {
-	if len(done) == 0 && len(dirty) == 0 {
+// storeUpdate is one transaction of the store.
+type storeUpdate struct {
+	// done are the records of batches bleve has persisted, oldest first
+	// (a nil record deletes the note's); their notes' dirty marks go.
+	done []map[string]*NoteMeta
+	// dirty are the notes of the batch about to be written.
+	dirty []string
+	// begin marks a writer at work; end clears that.
+	begin, end bool
+}
+
+// update makes the changes of u in one transaction.
+func (s *noteStore) update(u storeUpdate) error {
+	if len(u.done) == 0 && len(u.dirty) == 0 && !u.begin && !u.end {
 		return nil
 	}
+	done, dirty := u.done, u.dirty
 	n := 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		notes, marks := tx.Bucket(bucketNotes), tx.Bucket(bucketDirty)
-		if notes == nil || marks == nil {
+		notes, marks, info := tx.Bucket(bucketNotes), tx.Bucket(bucketDirty), tx.Bucket(bucketInfo)
+		if notes == nil || marks == nil || info == nil {
 			return errors.New("buckets missing")
+		}
+		switch {
+		case u.begin:
+			if err := info.Put(infoWriting, []byte{}); err != nil {
+				return err
+			}
+		case u.end:
+			if err := info.Delete(infoWriting); err != nil {
+				return err
+			}
 		}
 		// bbolt keeps the values it is given until the transaction ends:
 		// each record is a slice of buf that is never written again.

@@ -101,7 +101,7 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 			restore()
 		}()
 	}
-	if fullLinkScan(len(ix.meta), len(toRead)+len(removed)) {
+	if ix.interrupted || fullLinkScan(len(ix.meta), len(toRead)+len(removed)) {
 		err = ix.applyFull(ctx, all, toRead, removed, progress, &stats)
 	} else {
 		err = ix.applyIncremental(ctx, toRead, removed, progress, &stats)
@@ -110,7 +110,14 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	if err != nil {
 		return stats, fmt.Errorf("sync: %w", err)
 	}
-	ix.suspect = nil
+	if ix.interrupted {
+		// Every note is as the disk has it now, whether or not this sync
+		// had any to write.
+		if err := ix.store.update(storeUpdate{end: true}); err != nil {
+			return stats, fmt.Errorf("sync: %w", err)
+		}
+		ix.suspect, ix.interrupted = nil, false
+	}
 	ix.mu.Lock()
 	ix.lastIndexed = time.Now()
 	ix.mu.Unlock()
@@ -173,7 +180,7 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 	defer func() {
 		// Also when the sync fails part way: the index has the notes of
 		// the batches it wrote.
-		if eerr := w.end(); err == nil {
+		if eerr := w.end(err); err == nil {
 			err = eerr
 		}
 	}()
@@ -275,7 +282,7 @@ func (ix *Index) finish(w *writer, err error, progress ProgressFunc) error {
 	if err == nil {
 		err = ferr
 	}
-	if eerr := w.end(); err == nil {
+	if eerr := w.end(err); err == nil {
 		err = eerr
 	}
 	if err == nil && progress != nil {

@@ -82,8 +82,9 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
-	if ix.idx == nil || ix.pendingReason != "" {
-		// The index must be rebuilt first; Sync does that.
+	if ix.idx == nil || ix.pendingReason != "" || ix.interrupted {
+		// The index must be rebuilt first, or its last change was cut
+		// short; Sync sees to that.
 		_, err := ix.syncLocked(ctx, nil)
 		return err
 	}

@@ -43,7 +43,9 @@ type writer struct {
 	flights []flight
 	// failed are the records of the batches bleve failed to persist.
 	failed []map[string]*NoteMeta
-	ended  bool
+	// began is set once the store knows the writer is at work.
+	began bool
+	ended bool
 }
 
 // flight is a batch written to bleve, waiting for its records to be
@@ -52,6 +54,19 @@ type flight struct {
 	persisted chan error // bleve's persistence signal; nil once received
 	err       error      // what it signalled
 	records   map[string]*NoteMeta
+}
+
+// testStep, set by tests only (the kill tests), is called at each step of
+// the writer where a crash leaves the bleve index and the note store
+// apart: "marked" (a batch's notes marked dirty), "batched" (the batch
+// written to bleve), "persisted" (bleve has persisted a batch whose
+// records are not written yet) and "recorded" (records written).
+var testStep func(step string)
+
+func step(name string) {
+	if testStep != nil {
+		testStep(name)
+	}
 }
 
 // maxUnpersisted is how many written batches may wait for the persister.
@@ -128,9 +143,16 @@ func (w *writer) maybeFlush(final bool) error {
 	if ix.store != nil {
 		// The records of the batches persisted since the last one, and
 		// the dirty marks of this one's notes, in one transaction.
-		if err := ix.store.update(w.persistedRecords(false), slices.Collect(maps.Keys(w.pending))); err != nil {
+		records := w.persistedRecords(false)
+		u := storeUpdate{done: records, dirty: slices.Collect(maps.Keys(w.pending)), begin: !w.began}
+		if err := ix.store.update(u); err != nil {
 			return err
 		}
+		w.began = true
+		if len(records) > 0 {
+			step("recorded")
+		}
+		step("marked")
 	}
 	var persisted chan error
 	if ix.path != "" {
@@ -151,6 +173,7 @@ func (w *writer) maybeFlush(final bool) error {
 	if err != nil {
 		return fmt.Errorf("write batch: %w", err)
 	}
+	step("batched")
 	// The documents are analysed now: record their field lengths, which
 	// ranking needs.
 	for p, doc := range w.docs {
@@ -238,6 +261,7 @@ func (w *writer) persistedRecords(wait bool) []map[string]*NoteMeta {
 			}
 			break
 		}
+		step("persisted")
 		if f.err != nil {
 			w.ix.log.Warn("persisting index", "err", f.err)
 			w.failed = append(w.failed, f.records)
@@ -251,9 +275,12 @@ func (w *writer) persistedRecords(wait bool) []map[string]*NoteMeta {
 
 // end writes the records of the batches written, once bleve has persisted
 // them (waiting at most persistTimeout), and, when the writer kept its notes
-// out of the heap, makes every note written the index's. It does its work
-// once; later calls return nil.
-func (w *writer) end() error {
+// out of the heap, makes every note written the index's. werr is the
+// error the writer's work ended with: a writer that ends early, or whose
+// batches did not all reach the disk, leaves the index interrupted, and
+// the next sync scans the whole vault's links. It does its work once;
+// later calls return nil.
+func (w *writer) end(werr error) error {
 	if w.ended {
 		return nil
 	}
@@ -263,7 +290,14 @@ func (w *writer) end() error {
 		return nil
 	}
 	records := w.persistedRecords(true)
-	err := ix.store.update(records, nil)
+	clean := werr == nil && len(w.flights) == 0 && len(w.failed) == 0
+	err := ix.store.update(storeUpdate{done: records, end: clean && w.began})
+	if err == nil && len(records) > 0 {
+		step("recorded")
+	}
+	if !clean || err != nil {
+		ix.interrupted = true
+	}
 	if !w.outOfHeap {
 		return err
 	}
