@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -425,6 +426,52 @@ func BenchmarkReopen10k(b *testing.B) {
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
+// BenchmarkServeMemory measures what a serving process holds: it opens
+// the cached index (built by another process, as make bench's first
+// benchmark does), syncs it, waits for the tables built after a sync,
+// answers 1,000 searches of the generated query mix one at a time and
+// reports its resident memory then (rss_MB, and the anonymous and
+// file-backed parts of it), as `vault-agent serve` would hold it. With
+// $VAULT_AGENT_BENCH_HEAPPROF set, it writes a heap profile there at the
+// end.
+func BenchmarkServeMemory(b *testing.B) {
+	vaultDir, indexDir := benchDirs(b)
+	ix, _ := benchOpen(b, vaultDir, indexDir)
+	defer ix.Close()
+	ix.warming.Wait()
+	queries := vaultgen.Queries(50, benchvault.Seed)
+	ctx := context.Background()
+	fileBefore := benchvault.StatusMB("RssFile:")
+	lat := make([]time.Duration, 0, 1000)
+	b.ResetTimer()
+	for i := range 1000 {
+		start := time.Now()
+		if _, err := ix.Search(ctx, Request{Query: queries[i%len(queries)], Limit: 10}); err != nil && !errors.Is(err, ErrEmptyQuery) {
+			b.Fatalf("%q: %v", queries[i%len(queries)], err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	if p := os.Getenv("VAULT_AGENT_BENCH_HEAPPROF"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
+	if os.Getenv("VAULT_AGENT_BENCH_SMAPS") != "" {
+		logMappedFiles(b)
+	}
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(p50, "p50_ms")
+	b.ReportMetric(p99, "p99_ms")
+	b.ReportMetric(benchvault.StatusMB("VmRSS:"), "rss_MB")
+	b.ReportMetric(benchvault.StatusMB("RssAnon:"), "anon_MB")
+	b.ReportMetric(benchvault.StatusMB("RssFile:"), "file_MB")
+	b.ReportMetric(fileBefore, "file_open_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
 // BenchmarkTouch10 measures a Sync after 10 notes changed on disk.
 func BenchmarkTouch10(b *testing.B) {
 	vaultDir, indexDir := benchDirs(b)
@@ -454,7 +501,10 @@ func BenchmarkTouch10(b *testing.B) {
 
 // BenchmarkSaveToSearchable measures, through the live watcher, the time
 // from writing a note to finding a new word of it with Search, over 50
-// saves.
+// saves, and what the process wrote to the disk for each (write_KB: the
+// write_bytes of /proc/self/io over the saves, the merges they caused
+// included, divided by the saves; the saved notes themselves are written
+// by the benchmark, so they count too, about 6 KB each).
 func BenchmarkSaveToSearchable(b *testing.B) {
 	ix, vaultDir := servingIndex(b)
 	defer ix.Close()
@@ -479,6 +529,7 @@ func BenchmarkSaveToSearchable(b *testing.B) {
 	ch, unsub := ix.Subscribe()
 	defer unsub()
 	var lat []time.Duration
+	written := ioBytes("write_bytes:")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for j := 0; j < 50; j++ {
@@ -510,8 +561,59 @@ func BenchmarkSaveToSearchable(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	// The writes of the last save's persisting and merges, which go on
+	// after it is searchable, count too.
+	ix.writeMu.Lock()
+	ix.waitSettled(context.Background())
+	ix.writeMu.Unlock()
+	written = ioBytes("write_bytes:") - written
 	p50, p99 := percentiles(lat)
 	b.ReportMetric(p50, "p50_ms")
 	b.ReportMetric(p99, "p99_ms")
+	b.ReportMetric(float64(written)/1024/float64(len(lat)), "write_KB")
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
+// logMappedFiles logs the resident memory of each file the process maps
+// (from /proc/self/smaps), largest first.
+func logMappedFiles(b *testing.B) {
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return
+	}
+	rss := map[string]int{}
+	name := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-"):
+			name = "[anon]"
+			if len(f) >= 6 {
+				name = f[5]
+			}
+		case len(f) == 3 && f[0] == "Rss:":
+			kb, _ := strconv.Atoi(f[1])
+			rss[name] += kb
+		}
+	}
+	names := slices.Collect(maps.Keys(rss))
+	slices.SortFunc(names, func(a, c string) int { return rss[c] - rss[a] })
+	for _, n := range names[:min(len(names), 25)] {
+		b.Logf("%8.1f MB %s", float64(rss[n])/1024, n)
+	}
+}
+
+// ioBytes reads a counter of /proc/self/io (0 where there is none).
+func ioBytes(key string) int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, key); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return n
+		}
+	}
+	return 0
 }

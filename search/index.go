@@ -428,6 +428,9 @@ func (ix *Index) openExisting() (idx bleve.Index, st storeState, why string, err
 	if st, err = ix.store.load(); err != nil {
 		return idx, storeState{}, "note records unreadable: " + err.Error(), nil
 	}
+	if err := ix.store.unmap(); err != nil {
+		return idx, storeState{}, "", err
+	}
 	if st.id != string(id) {
 		return idx, storeState{}, "note records missing or of another index", nil
 	}

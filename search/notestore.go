@@ -52,6 +52,9 @@ import (
 // noteStoreFile is the store's file in the index folder.
 const noteStoreFile = "notes.db"
 
+// storeFill is how full bbolt fills the pages of records it splits.
+const storeFill = 0.9
+
 var (
 	bucketNotes = []byte("notes") // path → record
 	bucketDirty = []byte("dirty") // path → nothing: a note whose batch may not have reached both files
@@ -99,6 +102,23 @@ func removeNoteStore(dir string) error {
 }
 
 func (s *noteStore) close() error { return s.db.Close() }
+
+// unmap closes and opens the store again. bbolt reads through a mapping of
+// the file: once load has read every record, all of its pages are in the
+// process's resident memory (100 MB at 100,000 notes), where the kernel
+// leaves them until it needs the memory. A new mapping holds only the pages
+// later transactions touch.
+func (s *noteStore) unmap() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("note records: %w", err)
+	}
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("note records %s: %w", s.path, err)
+	}
+	s.db = db
+	return nil
+}
 
 // storeState is what a store holds.
 type storeState struct {
@@ -196,6 +216,10 @@ func (s *noteStore) update(u storeUpdate) error {
 		if notes == nil || marks == nil || info == nil {
 			return errors.New("buckets missing")
 		}
+		// A first index writes its notes in the order of their paths, and
+		// later changes rewrite records of about the same size: pages
+		// split at bbolt's default of half full would double the file.
+		notes.FillPercent = storeFill
 		switch {
 		case u.begin:
 			if err := info.Put(infoWriting, []byte{}); err != nil {

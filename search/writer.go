@@ -304,6 +304,9 @@ func (w *writer) end(werr error) error {
 	// The notes of the batches not persisted in time are not in the
 	// store: the index has them all the same.
 	st, lerr := ix.store.load()
+	if lerr == nil {
+		lerr = ix.store.unmap()
+	}
 	if lerr != nil {
 		return errors.Join(err, lerr)
 	}
