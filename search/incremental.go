@@ -3,15 +3,24 @@ package search
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
 
+// heldNotes is how many changed notes applyIncremental holds in memory,
+// read and parsed, until it writes them. A larger change (a branch switch
+// in a git-backed vault) is read twice: first for the notes' links, which
+// tell whose inbound link context changes, then again to be written, in
+// batches as they are read.
+var heldNotes = 500 // a variable for tests
+
 // applyIncremental indexes the notes of toRead and removes those of
 // removed, and rewrites the notes whose inbound link context they change
-// (see links.go). The changed notes are held in memory until written, so
-// this is for small changes; applyFull streams.
+// (see links.go): a change of part of the vault, where applyFull would
+// read every note.
 func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string, progress ProgressFunc, stats *SyncStats) (err error) {
 	w := ix.newWriter(ctx, len(toRead)+len(removed), progress)
 	defer func() {
@@ -19,8 +28,9 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 			err = eerr
 		}
 	}()
+	held := len(toRead) <= heldNotes
 	var reads []noteRead
-	err = ix.readNotes(ctx, toRead, func(r noteRead) error {
+	err = ix.readNotes(ctx, toRead, !held, func(r noteRead) error {
 		reads = append(reads, r)
 		return nil
 	})
@@ -62,19 +72,45 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	}
 	var reread []string
 	for p, in := range ins {
-		if r, ok := changed[p]; ok {
-			ix.classify(w, r, in, stats)
-			delete(changed, p)
-		} else if m := ix.meta[p]; m != nil && m.inHash != in.hashOrZero() {
-			reread = append(reread, p)
+		if _, ok := changed[p]; !ok {
+			if m := ix.meta[p]; m != nil && m.inHash != in.hashOrZero() {
+				reread = append(reread, p)
+			}
 		}
 	}
-	for p, r := range changed { // inbound context unchanged
-		ix.classify(w, r, ix.storedInbound(p), stats)
+	// inOf is the inbound context of a changed note: new, or the one it
+	// had.
+	inOf := func(p string) *inbound {
+		if in, ok := ins[p]; ok {
+			return in
+		}
+		return ix.storedInbound(p)
+	}
+	if held {
+		for p, r := range changed {
+			ix.classify(w, r, inOf(p), stats)
+		}
+	} else {
+		// Read again, written as they come. A note may have changed
+		// since the first read: it is written as it is now, with the
+		// links the inbound contexts were worked out from, so that its
+		// next change (which the watcher reports) relinks it from
+		// there.
+		paths := slices.Sorted(maps.Keys(changed))
+		err = ix.readNotes(ctx, paths, false, func(r noteRead) error {
+			if r.err == nil {
+				r.links = changed[r.path].links
+			}
+			ix.classify(w, r, inOf(r.path), stats)
+			return w.maybeFlush(false)
+		})
+		if err != nil {
+			return ix.finish(w, err, progress)
+		}
 	}
 	sort.Strings(reread)
 	w.total += len(reread)
-	err = ix.readNotes(ctx, reread, func(r noteRead) error {
+	err = ix.readNotes(ctx, reread, false, func(r noteRead) error {
 		var discard SyncStats // a linked note rewritten is not a change of the vault
 		ix.classify(w, r, ins[r.path], &discard)
 		return w.maybeFlush(false)

@@ -138,6 +138,7 @@ type Index struct {
 	indexing     atomic.Bool
 	persistWaits atomic.Int64 // waits of a writer for the persister (tests)
 	persistAhead atomic.Int64 // most batches a writer had unpersisted after a batch (tests)
+	applies      atomic.Int64 // watcher batches applied (tests, benchmarks)
 	watching     atomic.Bool
 	warming      sync.WaitGroup // background table builds (warm)
 

@@ -24,8 +24,9 @@ type noteRead struct {
 
 // readNotes reads, parses and scans the links of paths with a pool of
 // workers and hands each result to fn, in the order of paths, on the
-// calling goroutine (so it may touch the writer).
-func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead) error) error {
+// calling goroutine (so it may touch the writer). With linksOnly, the
+// notes are not parsed: the results have their links and no note.
+func (ix *Index) readNotes(ctx context.Context, paths []string, linksOnly bool, fn func(noteRead) error) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -53,7 +54,9 @@ func (ix *Index) readNotes(ctx context.Context, paths []string, fn func(noteRead
 				if err != nil {
 					r.err = err
 				} else {
-					r.note = vault.ParseForIndex(raw.Path, raw.Content, raw.ModTime)
+					if !linksOnly {
+						r.note = vault.ParseForIndex(raw.Path, raw.Content, raw.ModTime)
+					}
 					r.links = vault.LinkContexts(raw.Path, raw.Content)
 				}
 				select {

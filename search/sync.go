@@ -219,7 +219,7 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 				w.total++
 			}
 		}
-		err = ix.readNotes(ctx, read, func(r noteRead) error {
+		err = ix.readNotes(ctx, read, false, func(r noteRead) error {
 			ix.classify(w, r, ins[r.path], stats)
 			return w.maybeFlush(false)
 		})

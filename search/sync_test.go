@@ -603,7 +603,7 @@ func TestReadNotesInOrder(t *testing.T) {
 	}
 	defer ix.Close()
 	var got []string
-	err = ix.readNotes(context.Background(), paths, func(r noteRead) error {
+	err = ix.readNotes(context.Background(), paths, false, func(r noteRead) error {
 		if (r.err != nil) != (r.path == "missing.md") {
 			t.Errorf("%s: %v", r.path, r.err)
 		}
@@ -615,7 +615,7 @@ func TestReadNotesInOrder(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err = ix.readNotes(context.Background(), paths, func(r noteRead) error {
+	err = ix.readNotes(context.Background(), paths, false, func(r noteRead) error {
 		if n++; n == 50 {
 			return stop
 		}

@@ -49,21 +49,18 @@ func (ix *Index) Watch(ctx context.Context) error {
 			cancel()
 		}()
 		defer w.Close()
-		batches := w.Batches()
 		for {
-			select {
-			case <-wctx.Done():
+			// The changes made while a batch is applied come in the
+			// next one: a burst of them is applied in few batches.
+			b, err := w.Next(wctx)
+			if err != nil {
 				return
-			case b, ok := <-batches:
-				if !ok {
+			}
+			if err := ix.Apply(wctx, b); err != nil {
+				if errors.Is(err, ErrClosed) || wctx.Err() != nil {
 					return
 				}
-				if err := ix.Apply(wctx, b); err != nil {
-					if errors.Is(err, ErrClosed) || wctx.Err() != nil {
-						return
-					}
-					ix.log.Error("applying vault changes", "err", err)
-				}
+				ix.log.Error("applying vault changes", "err", err)
 			}
 		}
 	}()
@@ -82,6 +79,7 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
+	ix.applies.Add(1)
 	if ix.idx == nil || ix.pendingReason != "" || ix.interrupted {
 		// The index must be rebuilt first, or its last change was cut
 		// short; Sync sees to that.
@@ -129,6 +127,15 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 		// A large batch (a folder of notes copied in): as a sync does.
 		_, err = ix.syncLocked(ctx, nil)
 		return err
+	}
+	if len(reads)+len(gone) >= bulkNotes {
+		// A branch switch: written in batches under the memory settings
+		// of a first index.
+		restore := bulkMemoryLimit()
+		defer func() {
+			ix.waitSettled(ctx)
+			restore()
+		}()
 	}
 	if err = ix.applyIncremental(ctx, reads, gone, nil, &stats); err != nil {
 		return fmt.Errorf("apply changes: %w", err)
