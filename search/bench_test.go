@@ -506,8 +506,15 @@ func BenchmarkTouch10(b *testing.B) {
 // included, divided by the saves; the saved notes themselves are written
 // by the benchmark, so they count too, about 6 KB each).
 func BenchmarkSaveToSearchable(b *testing.B) {
+	stopAnon := benchvault.SampleAnon()
 	ix, vaultDir := servingIndex(b)
 	defer ix.Close()
+	// The peak before the saves: that of building the index, when this
+	// process built it.
+	openPeak := benchvault.PeakMB()
+	if p := os.Getenv("VAULT_AGENT_BENCH_HEAPPROF"); p != "" {
+		defer peakHeapProfile(p)()
+	}
 	// Saves go to a few dedicated notes holding a copy of a real note, so
 	// the cached vault is left as it was (the folder is removed at the end
 	// and the next Sync drops it from the index).
@@ -571,7 +578,9 @@ func BenchmarkSaveToSearchable(b *testing.B) {
 	b.ReportMetric(p50, "p50_ms")
 	b.ReportMetric(p99, "p99_ms")
 	b.ReportMetric(float64(written)/1024/float64(len(lat)), "write_KB")
+	b.ReportMetric(openPeak, "open_peak_MB")
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+	b.ReportMetric(stopAnon(), "peak_anon_MB")
 }
 
 // logMappedFiles logs the resident memory of each file the process maps
@@ -601,6 +610,132 @@ func logMappedFiles(b *testing.B) {
 	for _, n := range names[:min(len(names), 25)] {
 		b.Logf("%8.1f MB %s", float64(rss[n])/1024, n)
 	}
+}
+
+// BenchmarkBranchSwitch measures a branch switch in a git-backed vault as
+// the live watcher sees it: a tenth of the notes of the cached vault change
+// at once (a paragraph added to each), then change back. It reports the
+// time from the first write until the index has every note of each switch
+// (switch_s, back_s, from the last write: settle_s), the watcher batches
+// applied for them (applies), the latency of searches run without pause
+// meanwhile (search_p50_ms, search_p99_ms, search_max_ms, searches) and
+// the process's peak anonymous memory (peak_anon_MB; compare with the
+// first index's at the same size).
+func BenchmarkBranchSwitch(b *testing.B) {
+	ix, vaultDir := servingIndex(b)
+	defer ix.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ps := ix.Paths()
+	step := 10
+	var chosen []string
+	for i := 3; i < len(ps); i += step {
+		chosen = append(chosen, ps[i])
+	}
+	saved := b.TempDir()
+	for _, p := range chosen {
+		data, err := os.ReadFile(filepath.Join(vaultDir, filepath.FromSlash(p)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := filepath.Join(saved, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reqs := benchQueries(b, ix)
+	if err := ix.Watch(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ch, unsub := ix.Subscribe()
+	defer unsub()
+	runtime.GC()
+	stopAnon := benchvault.SampleAnon()
+
+	// Searches without pause, from another goroutine, until the end.
+	stopSearch := make(chan struct{})
+	searched := make(chan []time.Duration)
+	go func() {
+		var lat []time.Duration
+		for i := 0; ; i++ {
+			select {
+			case <-stopSearch:
+				searched <- lat
+				return
+			default:
+			}
+			start := time.Now()
+			if _, err := ix.Search(ctx, reqs[i%len(reqs)]); err != nil && !errors.Is(err, ErrEmptyQuery) {
+				b.Error(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}()
+
+	// switchTo writes content(p) into each chosen note and waits until
+	// the index has every one of them at its new size.
+	switchTo := func(content func(p string) []byte) (total, settle time.Duration, applies int64) {
+		want := make(map[string]int64, len(chosen))
+		before := appliesOf(ix)
+		start := time.Now()
+		for _, p := range chosen {
+			data := content(p)
+			if err := os.WriteFile(filepath.Join(vaultDir, filepath.FromSlash(p)), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			want[p] = int64(len(data))
+		}
+		written := time.Now()
+		deadline := time.After(10 * time.Minute)
+		for {
+			missing := 0
+			for p, size := range want {
+				if m, ok := ix.Note(p); !ok || m.Size != size {
+					missing++
+				}
+			}
+			if missing == 0 {
+				break
+			}
+			select {
+			case <-ch:
+			case <-deadline:
+				b.Fatalf("%d of %d notes not indexed after 10 minutes", missing, len(want))
+			}
+		}
+		return time.Since(start), time.Since(written), appliesOf(ix) - before
+	}
+	original := func(p string) []byte {
+		data, err := os.ReadFile(filepath.Join(saved, filepath.FromSlash(p)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return data
+	}
+	b.ResetTimer()
+	there, settle, applies := switchTo(func(p string) []byte {
+		return append(original(p), "\n\n## On the other branch\n\nThis paragraph exists on the feature branch only.\n"...)
+	})
+	back, settleBack, appliesBack := switchTo(original)
+	b.StopTimer()
+	close(stopSearch)
+	lat := <-searched
+	anon := stopAnon()
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(float64(len(chosen)), "notes")
+	b.ReportMetric(there.Seconds(), "switch_s")
+	b.ReportMetric(back.Seconds(), "back_s")
+	b.ReportMetric(max(settle, settleBack).Seconds(), "settle_s")
+	b.ReportMetric(float64(max(applies, appliesBack)), "applies")
+	b.ReportMetric(p50, "search_p50_ms")
+	b.ReportMetric(p99, "search_p99_ms")
+	b.ReportMetric(float64(slices.Max(lat).Microseconds())/1000, "search_max_ms")
+	b.ReportMetric(float64(len(lat)), "searches")
+	b.ReportMetric(anon, "peak_anon_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
 // ioBytes reads a counter of /proc/self/io (0 where there is none).

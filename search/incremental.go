@@ -216,7 +216,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	for t := range dirty {
 		byKey[vault.NoteKey(t)] = append(byKey[vault.NoteKey(t)], t)
 	}
-	linkersOf := ix.linkers()
+	linkersOf := ix.linkersOf(named)
 	for k, targets := range byKey {
 		var items []inboundItem
 		if named[k] {

@@ -124,7 +124,6 @@ type Index struct {
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
 	keyIdx      keyIndex            // by vault.NoteKey; nil when stale
-	linkersIdx  map[string][]string // by link key: the notes linking by that name; nil when stale
 	titleIdx    map[string][]string // by titleKey; nil until first used
 	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
 	metaGen     uint64              // counts changes of meta
@@ -534,8 +533,26 @@ func (ix *Index) writeStamp(id string) error {
 	b.SetInternal(keySchema, []byte(ix.stamp))
 	b.SetInternal(keyVault, []byte(ix.vaultKey()))
 	b.SetInternal(keyNotes, []byte(id))
+	// Waited for on disk: the index is not an index without it (nor
+	// without the mapping bleve wrote before it), and a process killed
+	// while writing its first notes then leaves one to go on from.
+	var persisted chan error
+	if ix.path != "" {
+		persisted = make(chan error, 1)
+		b.SetPersistedCallback(func(err error) { persisted <- err })
+	}
 	if err := ix.idx.Batch(b); err != nil {
 		return fmt.Errorf("write index stamp: %w", err)
+	}
+	if persisted != nil {
+		select {
+		case err := <-persisted:
+			if err != nil {
+				return fmt.Errorf("write index stamp: %w", err)
+			}
+		case <-time.After(persistTimeout):
+			return errors.New("write index stamp: not persisted in time")
+		}
 	}
 	return nil
 }
@@ -558,7 +575,7 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 		}
 	}
 	ix.meta = meta
-	ix.paths, ix.keyIdx, ix.linkersIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil, nil
+	ix.paths, ix.keyIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil
 	ix.metaGen++
 }
 

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -111,9 +110,8 @@ func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 // linkedBy returns the notes recorded as linking to p's name.
 func linkedBy(t *testing.T, ix *Index, p string) []string {
 	t.Helper()
-	from := slices.Clone(ix.linkers()[vault.NoteKey(p)])
-	sort.Strings(from)
-	return from
+	k := vault.NoteKey(p)
+	return ix.linkersOf(map[string]bool{k: true})[k]
 }
 
 // finds reports whether a search for q lists p.

@@ -133,9 +133,8 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 }
 
 // warm builds the in-memory tables that searches and updates use (title
-// keys and words, notes by name, linking notes by name, paths) in the
-// background, so the first search or save after a sync does not wait for
-// them. Close waits for it.
+// keys and words, notes by name, paths) in the background, so the first
+// search or save after a sync does not wait for them. Close waits for it.
 func (ix *Index) warm() {
 	ix.warming.Add(1)
 	go func() {
@@ -145,7 +144,6 @@ func (ix *Index) warm() {
 		}
 		ix.buildTitles()
 		ix.keys()
-		ix.linkers()
 		ix.pathTables()
 	}()
 }
@@ -154,8 +152,11 @@ func (ix *Index) warm() {
 // indexed notes is better done by scanning the links of the whole vault
 // than by following the link fields of the changed notes.
 func fullLinkScan(indexed, changed int) bool {
-	return indexed == 0 || changed > 200 && changed > indexed/8
+	return indexed == 0 || changed > fullScanNotes && changed > indexed/8
 }
+
+// fullScanNotes is the fewest changed notes that may make a full link scan.
+var fullScanNotes = 200 // a variable for tests
 
 // applyFull indexes the notes of toRead and removes those of removed,
 // after scanning the links of every note (all is every note on disk): every
