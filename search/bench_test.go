@@ -18,9 +18,12 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -44,7 +47,14 @@ func TestMain(m *testing.M) {
 // benchDirs returns the shared generated vault and an index dir for it.
 func benchDirs(b *testing.B) (vaultDir, indexDir string) { return benchvault.Dirs(b) }
 
-func benchLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+// benchLogger discards the index's log, or writes it to stderr with
+// $VAULT_AGENT_BENCH_LOG set.
+func benchLogger() *slog.Logger {
+	if os.Getenv("VAULT_AGENT_BENCH_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
 
 func benchOpen(b *testing.B, vaultDir, indexDir string) (*Index, SyncStats) {
 	b.Helper()
@@ -77,10 +87,11 @@ func vaultBytes(b *testing.B, dir string) int64 {
 // closing the index left out).
 func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 	var total time.Duration
-	anon, goal := 0.0, 0.0
+	anon, goal, limit := 0.0, 0.0, 0.0
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		stopAnon := benchvault.SampleAnon()
+		stopLimit := sampleLimit()
 		start := time.Now()
 		ix, st := benchOpen(b, vaultDir, filepath.Join(dir, "idx"))
 		total += time.Since(start)
@@ -96,9 +107,12 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 		}
 		ix.Close() // waits for the tables built after a sync
 		anon = max(anon, stopAnon())
+		limit = max(limit, stopLimit())
 		b.StartTimer()
 	}
 	b.ReportMetric(anon, "peak_anon_MB")
+	// The highest soft memory limit the sync set.
+	b.ReportMetric(limit, "limit_MB")
 	// The collector's heap goal when the sync returns, the bulk settings
 	// undone: how far the heap may grow before the next collection.
 	b.ReportMetric(goal, "goal_after_MB")
@@ -617,7 +631,7 @@ func logMappedFiles(b *testing.B) {
 // at once (a paragraph added to each), then change back. It reports the
 // time from the first write until the index has every note of each switch
 // (switch_s, back_s, from the last write: settle_s), the watcher batches
-// applied for them (applies), the latency of searches run without pause
+// applied for them (applies), the latency of searches run every 50 ms
 // meanwhile (search_p50_ms, search_p99_ms, search_max_ms, searches) and
 // the process's peak anonymous memory (peak_anon_MB; compare with the
 // first index's at the same size).
@@ -627,23 +641,30 @@ func BenchmarkBranchSwitch(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ps := ix.Paths()
-	step := 10
 	var chosen []string
-	for i := 3; i < len(ps); i += step {
+	for i := 3; i < len(ps); i += 10 {
 		chosen = append(chosen, ps[i])
 	}
-	saved := b.TempDir()
+	// The two branches' versions of the chosen notes, in folders of
+	// their own; a switch copies one over the vault with cp, as git
+	// checkout writes them: from another process, as fast as it can.
+	mine, other := b.TempDir(), b.TempDir()
+	sizes := map[string]map[string]int64{mine: {}, other: {}}
 	for _, p := range chosen {
 		data, err := os.ReadFile(filepath.Join(vaultDir, filepath.FromSlash(p)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		dst := filepath.Join(saved, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			b.Fatal(err)
+		versions := map[string][]byte{mine: data, other: append(slices.Clip(data), "\n\n## On the other branch\n\nThis paragraph exists on the feature branch only.\n"...)}
+		for tree, content := range versions {
+			dst := filepath.Join(tree, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(dst, content, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			sizes[tree][p] = int64(len(content))
 		}
 	}
 	reqs := benchQueries(b, ix)
@@ -654,18 +675,22 @@ func BenchmarkBranchSwitch(b *testing.B) {
 	defer unsub()
 	runtime.GC()
 	stopAnon := benchvault.SampleAnon()
+	stopLimit := sampleLimit()
 
-	// Searches without pause, from another goroutine, until the end.
+	// Searches from another goroutine until the end, one every 50 ms (a
+	// person typing, an agent at work) or as fast as they come back.
 	stopSearch := make(chan struct{})
 	searched := make(chan []time.Duration)
 	go func() {
 		var lat []time.Duration
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
 		for i := 0; ; i++ {
 			select {
 			case <-stopSearch:
 				searched <- lat
 				return
-			default:
+			case <-tick.C:
 			}
 			start := time.Now()
 			if _, err := ix.Search(ctx, reqs[i%len(reqs)]); err != nil && !errors.Is(err, ErrEmptyQuery) {
@@ -675,24 +700,21 @@ func BenchmarkBranchSwitch(b *testing.B) {
 		}
 	}()
 
-	// switchTo writes content(p) into each chosen note and waits until
-	// the index has every one of them at its new size.
-	switchTo := func(content func(p string) []byte) (total, settle time.Duration, applies int64) {
-		want := make(map[string]int64, len(chosen))
+	// switchTo copies tree over the vault and waits until the index has
+	// every chosen note at its size there.
+	var writing time.Duration // the longest a copy took
+	switchTo := func(tree string) (total, settle time.Duration, applies int64) {
 		before := appliesOf(ix)
 		start := time.Now()
-		for _, p := range chosen {
-			data := content(p)
-			if err := os.WriteFile(filepath.Join(vaultDir, filepath.FromSlash(p)), data, 0o644); err != nil {
-				b.Fatal(err)
-			}
-			want[p] = int64(len(data))
+		if out, err := exec.Command("cp", "-R", tree+"/.", vaultDir).CombinedOutput(); err != nil {
+			b.Fatalf("cp: %v: %s", err, out)
 		}
 		written := time.Now()
+		writing = max(writing, written.Sub(start))
 		deadline := time.After(10 * time.Minute)
 		for {
 			missing := 0
-			for p, size := range want {
+			for p, size := range sizes[tree] {
 				if m, ok := ix.Note(p); !ok || m.Size != size {
 					missing++
 				}
@@ -703,39 +725,60 @@ func BenchmarkBranchSwitch(b *testing.B) {
 			select {
 			case <-ch:
 			case <-deadline:
-				b.Fatalf("%d of %d notes not indexed after 10 minutes", missing, len(want))
+				b.Fatalf("%d of %d notes not indexed after 10 minutes", missing, len(chosen))
 			}
 		}
 		return time.Since(start), time.Since(written), appliesOf(ix) - before
 	}
-	original := func(p string) []byte {
-		data, err := os.ReadFile(filepath.Join(saved, filepath.FromSlash(p)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return data
-	}
 	b.ResetTimer()
-	there, settle, applies := switchTo(func(p string) []byte {
-		return append(original(p), "\n\n## On the other branch\n\nThis paragraph exists on the feature branch only.\n"...)
-	})
-	back, settleBack, appliesBack := switchTo(original)
+	there, settle, applies := switchTo(other)
+	back, settleBack, appliesBack := switchTo(mine)
 	b.StopTimer()
 	close(stopSearch)
 	lat := <-searched
-	anon := stopAnon()
+	anon, limit := stopAnon(), stopLimit()
 	p50, p99 := percentiles(lat)
 	b.ReportMetric(float64(len(chosen)), "notes")
 	b.ReportMetric(there.Seconds(), "switch_s")
 	b.ReportMetric(back.Seconds(), "back_s")
 	b.ReportMetric(max(settle, settleBack).Seconds(), "settle_s")
+	b.ReportMetric(writing.Seconds(), "write_s")
 	b.ReportMetric(float64(max(applies, appliesBack)), "applies")
 	b.ReportMetric(p50, "search_p50_ms")
 	b.ReportMetric(p99, "search_p99_ms")
 	b.ReportMetric(float64(slices.Max(lat).Microseconds())/1000, "search_max_ms")
 	b.ReportMetric(float64(len(lat)), "searches")
 	b.ReportMetric(anon, "peak_anon_MB")
+	b.ReportMetric(limit, "limit_MB")
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
+// sampleLimit reads the collector's soft memory limit every
+// benchvault.AnonInterval until the returned func is called, which returns
+// the highest limit set in MB (0 for none).
+func sampleLimit() (stop func() float64) {
+	done := make(chan struct{})
+	result := make(chan float64, 1)
+	go func() {
+		high := int64(0)
+		t := time.NewTicker(benchvault.AnonInterval)
+		defer t.Stop()
+		for {
+			if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+				high = max(high, l)
+			}
+			select {
+			case <-done:
+				result <- float64(high) / 1e6
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		return <-result
+	}
 }
 
 // ioBytes reads a counter of /proc/self/io (0 where there is none).

@@ -135,16 +135,32 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 // warm builds the in-memory tables that searches and updates use (title
 // keys and words, notes by name, paths) in the background, so the first
 // search or save after a sync does not wait for them. Close waits for it.
+//
+// Building them takes a while and allocates a good deal (at 100,000 notes,
+// seconds and several hundred megabytes, 60 MB of it kept): they are built
+// under the memory settings of a bulk sync, which also gives the memory
+// freed back to the system when done, so that the collector's goal after
+// them is twice what the tables and notes hold, not twice a heap full of
+// what building them left.
 func (ix *Index) warm() {
+	ix.mu.RLock()
+	built := ix.titleIdx != nil && ix.keyIdx != nil && ix.paths != nil
+	ix.mu.RUnlock()
+	if built {
+		return
+	}
 	ix.warming.Add(1)
 	go func() {
 		defer ix.warming.Done()
 		if ix.isClosed() {
 			return
 		}
-		ix.buildTitles()
-		ix.keys()
-		ix.pathTables()
+		restore := bulkMemoryLimit()
+		defer restore()
+		for _, build := range []func(){ix.buildTitles, func() { ix.keys() }, func() { ix.pathTables() }} {
+			build()
+			raiseBulkLimit()
+		}
 	}()
 }
 

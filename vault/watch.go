@@ -56,8 +56,11 @@ type WatchOptions struct {
 const DefaultDebounce = 150 * time.Millisecond
 
 // burstPaths is how many changed paths make a burst: a batch of fewer is
-// cut after the steady stream's wait; a burst is waited out.
+// cut after the steady stream's wait; a burst is waited out, until quiet
+// for burstQuiet debounce periods.
 var burstPaths = 256 // a variable for tests
+
+const burstQuiet = 4
 
 // fsAdd adds one fsnotify watch; tests replace it to simulate watch limits.
 var fsAdd = func(w *fsnotify.Watcher, path string) error { return w.Add(path) }
@@ -384,7 +387,13 @@ func (w *Watcher) Next(ctx context.Context) (Batch, error) {
 				return Batch{}, ctx.Err()
 			}
 		}
-		if wait := min(w.debounce-time.Since(last), w.limit(n)-time.Since(first)); wait > 0 {
+		quiet := w.debounce
+		if n >= burstPaths {
+			// A burst pauses longer between files than an editor
+			// between keystrokes (a busy machine, a large file).
+			quiet = burstQuiet * w.debounce
+		}
+		if wait := min(quiet-time.Since(last), w.limit(n)-time.Since(first)); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
