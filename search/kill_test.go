@@ -162,15 +162,21 @@ var killScenarios = []killScenario{
 	}},
 }
 
+// childCmd is the child process syncing the index idx of the vault dir in
+// the scenario sc, with the environment env added.
+func childCmd(sc killScenario, dir, idx string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestKillHelper$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), "VAULT_AGENT_KILL_VAULT="+dir, "VAULT_AGENT_KILL_INDEX="+idx)
+	cmd.Env = append(append(cmd.Env, sc.env...), env...)
+	return cmd
+}
+
 // runKilled runs the child on dir and idx with the environment given and
 // fails unless SIGKILL ended it. With onLine, the parent reads the child's
 // steps and kills it when onLine returns true.
 func runKilled(t *testing.T, sc killScenario, dir, idx string, env []string, onLine func(string) bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestKillHelper$", "-test.count", "1")
-	cmd.Env = append(os.Environ(), "VAULT_AGENT_KILL_VAULT="+dir, "VAULT_AGENT_KILL_INDEX="+idx)
-	cmd.Env = append(cmd.Env, sc.env...)
-	cmd.Env = append(cmd.Env, env...)
+	cmd := childCmd(sc, dir, idx, env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -361,10 +367,7 @@ func TestKilledAnywhere(t *testing.T) {
 // steps it reported.
 func countSteps(t *testing.T, sc killScenario, dir, idx string) int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestKillHelper$", "-test.count", "1")
-	cmd.Env = append(os.Environ(), "VAULT_AGENT_KILL_VAULT="+dir, "VAULT_AGENT_KILL_INDEX="+idx)
-	cmd.Env = append(cmd.Env, sc.env...)
-	out, err := cmd.Output()
+	out, err := childCmd(sc, dir, idx).Output()
 	if err != nil || !strings.Contains(string(out), "synced") {
 		t.Fatalf("%s: the child did not sync: %v\n%s", sc.name, err, out)
 	}
