@@ -3,7 +3,9 @@
 # per process) on a generated vault of $BENCH_NOTES notes (default 10000),
 # $BENCH_COUNT times (default 3), and prints the median of every metric.
 # The generated vault and its index are cached in $VAULT_AGENT_BENCH_DIR
-# (default .bench/) so repeated runs skip generation.
+# (default .bench/) so repeated runs skip generation. BENCH_NOTES=100000
+# gives the serving figures at 100,000 notes (saves, memory, a branch
+# switch, serve itself) to set beside those at 10,000.
 #
 # BENCH_VAULT=DIR is the real-corpus mode: only a full index of the vault
 # folder DIR (BenchmarkIndexVault), in turn with bleve alone on the same
@@ -76,6 +78,14 @@ run ./search BenchmarkSearchBadInput "$COUNT" ""
 run ./search BenchmarkReopen10k "$COUNT" ""
 run ./search BenchmarkTouch10 "$COUNT" ""
 run ./search BenchmarkSaveToSearchable 1
+run ./search BenchmarkServeMemory "$COUNT"
+run ./search BenchmarkBranchSwitch 1
+echo "# vault-agent serve: resident memory after opening the index and answering 1,000 searches"
+go build -o "$VAULT_AGENT_BENCH_DIR/vault-agent" ./cmd/vault-agent
+for _ in $(seq "$COUNT"); do
+	go run ./scripts/benchserve --bin "$VAULT_AGENT_BENCH_DIR/vault-agent" --vault "$GEN_VAULT" \
+		--index "$VAULT_AGENT_BENCH_DIR/index-$VAULT_AGENT_BENCH_NOTES-42-serve" | tee -a "$OUT"
+done
 echo "# search/semantic (100,000 chunks x 768 dimensions, embedder excluded)"
 run ./search/semantic BenchmarkSemanticQuery100k "$COUNT" 1x
 BENCH_FILES="rpc/*_test.go agent/*_test.go agent/offline/*_test.go reasoning/*_test.go"

@@ -17,9 +17,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -43,7 +47,14 @@ func TestMain(m *testing.M) {
 // benchDirs returns the shared generated vault and an index dir for it.
 func benchDirs(b *testing.B) (vaultDir, indexDir string) { return benchvault.Dirs(b) }
 
-func benchLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+// benchLogger discards the index's log, or writes it to stderr with
+// $VAULT_AGENT_BENCH_LOG set.
+func benchLogger() *slog.Logger {
+	if os.Getenv("VAULT_AGENT_BENCH_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
 
 func benchOpen(b *testing.B, vaultDir, indexDir string) (*Index, SyncStats) {
 	b.Helper()
@@ -76,10 +87,11 @@ func vaultBytes(b *testing.B, dir string) int64 {
 // closing the index left out).
 func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 	var total time.Duration
-	anon, goal := 0.0, 0.0
+	anon, goal, limit := 0.0, 0.0, 0.0
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		stopAnon := benchvault.SampleAnon()
+		stopLimit := sampleLimit()
 		start := time.Now()
 		ix, st := benchOpen(b, vaultDir, filepath.Join(dir, "idx"))
 		total += time.Since(start)
@@ -95,9 +107,12 @@ func benchIndexFull(b *testing.B, vaultDir string) (notes int, sec float64) {
 		}
 		ix.Close() // waits for the tables built after a sync
 		anon = max(anon, stopAnon())
+		limit = max(limit, stopLimit())
 		b.StartTimer()
 	}
 	b.ReportMetric(anon, "peak_anon_MB")
+	// The highest soft memory limit the sync set.
+	b.ReportMetric(limit, "limit_MB")
 	// The collector's heap goal when the sync returns, the bulk settings
 	// undone: how far the heap may grow before the next collection.
 	b.ReportMetric(goal, "goal_after_MB")
@@ -425,6 +440,52 @@ func BenchmarkReopen10k(b *testing.B) {
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
 }
 
+// BenchmarkServeMemory measures what a serving process holds: it opens
+// the cached index (built by another process, as make bench's first
+// benchmark does), syncs it, waits for the tables built after a sync,
+// answers 1,000 searches of the generated query mix one at a time and
+// reports its resident memory then (rss_MB, and the anonymous and
+// file-backed parts of it), as `vault-agent serve` would hold it. With
+// $VAULT_AGENT_BENCH_HEAPPROF set, it writes a heap profile there at the
+// end.
+func BenchmarkServeMemory(b *testing.B) {
+	vaultDir, indexDir := benchDirs(b)
+	ix, _ := benchOpen(b, vaultDir, indexDir)
+	defer ix.Close()
+	ix.warming.Wait()
+	queries := vaultgen.Queries(50, benchvault.Seed)
+	ctx := context.Background()
+	fileBefore := benchvault.StatusMB("RssFile:")
+	lat := make([]time.Duration, 0, 1000)
+	b.ResetTimer()
+	for i := range 1000 {
+		start := time.Now()
+		if _, err := ix.Search(ctx, Request{Query: queries[i%len(queries)], Limit: 10}); err != nil && !errors.Is(err, ErrEmptyQuery) {
+			b.Fatalf("%q: %v", queries[i%len(queries)], err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	if p := os.Getenv("VAULT_AGENT_BENCH_HEAPPROF"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
+	if os.Getenv("VAULT_AGENT_BENCH_SMAPS") != "" {
+		logMappedFiles(b)
+	}
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(p50, "p50_ms")
+	b.ReportMetric(p99, "p99_ms")
+	b.ReportMetric(benchvault.StatusMB("VmRSS:"), "rss_MB")
+	b.ReportMetric(benchvault.StatusMB("RssAnon:"), "anon_MB")
+	b.ReportMetric(benchvault.StatusMB("RssFile:"), "file_MB")
+	b.ReportMetric(fileBefore, "file_open_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
 // BenchmarkTouch10 measures a Sync after 10 notes changed on disk.
 func BenchmarkTouch10(b *testing.B) {
 	vaultDir, indexDir := benchDirs(b)
@@ -454,10 +515,20 @@ func BenchmarkTouch10(b *testing.B) {
 
 // BenchmarkSaveToSearchable measures, through the live watcher, the time
 // from writing a note to finding a new word of it with Search, over 50
-// saves.
+// saves, and what the process wrote to the disk for each (write_KB: the
+// write_bytes of /proc/self/io over the saves, the merges they caused
+// included, divided by the saves; the saved notes themselves are written
+// by the benchmark, so they count too, about 6 KB each).
 func BenchmarkSaveToSearchable(b *testing.B) {
+	stopAnon := benchvault.SampleAnon()
 	ix, vaultDir := servingIndex(b)
 	defer ix.Close()
+	// The peak before the saves: that of building the index, when this
+	// process built it.
+	openPeak := benchvault.PeakMB()
+	if p := os.Getenv("VAULT_AGENT_BENCH_HEAPPROF"); p != "" {
+		defer peakHeapProfile(p)()
+	}
 	// Saves go to a few dedicated notes holding a copy of a real note, so
 	// the cached vault is left as it was (the folder is removed at the end
 	// and the next Sync drops it from the index).
@@ -479,6 +550,7 @@ func BenchmarkSaveToSearchable(b *testing.B) {
 	ch, unsub := ix.Subscribe()
 	defer unsub()
 	var lat []time.Duration
+	written := ioBytes("write_bytes:")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for j := 0; j < 50; j++ {
@@ -510,8 +582,216 @@ func BenchmarkSaveToSearchable(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	// The writes of the last save's persisting and merges, which go on
+	// after it is searchable, count too.
+	ix.writeMu.Lock()
+	ix.waitSettled(context.Background())
+	ix.writeMu.Unlock()
+	written = ioBytes("write_bytes:") - written
 	p50, p99 := percentiles(lat)
 	b.ReportMetric(p50, "p50_ms")
 	b.ReportMetric(p99, "p99_ms")
+	b.ReportMetric(float64(written)/1024/float64(len(lat)), "write_KB")
+	b.ReportMetric(openPeak, "open_peak_MB")
 	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+	b.ReportMetric(stopAnon(), "peak_anon_MB")
+}
+
+// logMappedFiles logs the resident memory of each file the process maps
+// (from /proc/self/smaps), largest first.
+func logMappedFiles(b *testing.B) {
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return
+	}
+	rss := map[string]int{}
+	name := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-"):
+			name = "[anon]"
+			if len(f) >= 6 {
+				name = f[5]
+			}
+		case len(f) == 3 && f[0] == "Rss:":
+			kb, _ := strconv.Atoi(f[1])
+			rss[name] += kb
+		}
+	}
+	names := slices.Collect(maps.Keys(rss))
+	slices.SortFunc(names, func(a, c string) int { return rss[c] - rss[a] })
+	for _, n := range names[:min(len(names), 25)] {
+		b.Logf("%8.1f MB %s", float64(rss[n])/1024, n)
+	}
+}
+
+// BenchmarkBranchSwitch measures a branch switch in a git-backed vault as
+// the live watcher sees it: a tenth of the notes of the cached vault change
+// at once (a paragraph added to each), then change back. It reports the
+// time from the first write until the index has every note of each switch
+// (switch_s, back_s, from the last write: settle_s), the watcher batches
+// applied for them (applies), the latency of searches run every 50 ms
+// meanwhile (search_p50_ms, search_p99_ms, search_max_ms, searches) and
+// the process's peak anonymous memory (peak_anon_MB; compare with the
+// first index's at the same size).
+func BenchmarkBranchSwitch(b *testing.B) {
+	ix, vaultDir := servingIndex(b)
+	defer ix.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ps := ix.Paths()
+	var chosen []string
+	for i := 3; i < len(ps); i += 10 {
+		chosen = append(chosen, ps[i])
+	}
+	// The two branches' versions of the chosen notes, in folders of
+	// their own; a switch copies one over the vault with cp, as git
+	// checkout writes them: from another process, as fast as it can.
+	mine, other := b.TempDir(), b.TempDir()
+	sizes := map[string]map[string]int64{mine: {}, other: {}}
+	for _, p := range chosen {
+		data, err := os.ReadFile(filepath.Join(vaultDir, filepath.FromSlash(p)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		versions := map[string][]byte{mine: data, other: append(slices.Clip(data), "\n\n## On the other branch\n\nThis paragraph exists on the feature branch only.\n"...)}
+		for tree, content := range versions {
+			dst := filepath.Join(tree, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(dst, content, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			sizes[tree][p] = int64(len(content))
+		}
+	}
+	reqs := benchQueries(b, ix)
+	if err := ix.Watch(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ch, unsub := ix.Subscribe()
+	defer unsub()
+	runtime.GC()
+	stopAnon := benchvault.SampleAnon()
+	stopLimit := sampleLimit()
+
+	// Searches from another goroutine until the end, one every 50 ms (a
+	// person typing, an agent at work) or as fast as they come back.
+	stopSearch := make(chan struct{})
+	searched := make(chan []time.Duration)
+	go func() {
+		var lat []time.Duration
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stopSearch:
+				searched <- lat
+				return
+			case <-tick.C:
+			}
+			start := time.Now()
+			if _, err := ix.Search(ctx, reqs[i%len(reqs)]); err != nil && !errors.Is(err, ErrEmptyQuery) {
+				b.Error(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}()
+
+	// switchTo copies tree over the vault and waits until the index has
+	// every chosen note at its size there.
+	var writing time.Duration // the longest a copy took
+	switchTo := func(tree string) (total, settle time.Duration, applies int64) {
+		before := appliesOf(ix)
+		start := time.Now()
+		if out, err := exec.Command("cp", "-R", tree+"/.", vaultDir).CombinedOutput(); err != nil {
+			b.Fatalf("cp: %v: %s", err, out)
+		}
+		written := time.Now()
+		writing = max(writing, written.Sub(start))
+		deadline := time.After(10 * time.Minute)
+		for {
+			missing := 0
+			for p, size := range sizes[tree] {
+				if m, ok := ix.Note(p); !ok || m.Size != size {
+					missing++
+				}
+			}
+			if missing == 0 {
+				break
+			}
+			select {
+			case <-ch:
+			case <-deadline:
+				b.Fatalf("%d of %d notes not indexed after 10 minutes", missing, len(chosen))
+			}
+		}
+		return time.Since(start), time.Since(written), appliesOf(ix) - before
+	}
+	b.ResetTimer()
+	there, settle, applies := switchTo(other)
+	back, settleBack, appliesBack := switchTo(mine)
+	b.StopTimer()
+	close(stopSearch)
+	lat := <-searched
+	anon, limit := stopAnon(), stopLimit()
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(float64(len(chosen)), "notes")
+	b.ReportMetric(there.Seconds(), "switch_s")
+	b.ReportMetric(back.Seconds(), "back_s")
+	b.ReportMetric(max(settle, settleBack).Seconds(), "settle_s")
+	b.ReportMetric(writing.Seconds(), "write_s")
+	b.ReportMetric(float64(max(applies, appliesBack)), "applies")
+	b.ReportMetric(p50, "search_p50_ms")
+	b.ReportMetric(p99, "search_p99_ms")
+	b.ReportMetric(float64(slices.Max(lat).Microseconds())/1000, "search_max_ms")
+	b.ReportMetric(float64(len(lat)), "searches")
+	b.ReportMetric(anon, "peak_anon_MB")
+	b.ReportMetric(limit, "limit_MB")
+	b.ReportMetric(benchvault.PeakMB(), "peak_MB")
+}
+
+// sampleLimit reads the collector's soft memory limit every
+// benchvault.AnonInterval until the returned func is called, which returns
+// the highest limit set in MB (0 for none).
+func sampleLimit() (stop func() float64) {
+	done := make(chan struct{})
+	result := make(chan float64, 1)
+	go func() {
+		high := int64(0)
+		t := time.NewTicker(benchvault.AnonInterval)
+		defer t.Stop()
+		for {
+			if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+				high = max(high, l)
+			}
+			select {
+			case <-done:
+				result <- float64(high) / 1e6
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		return <-result
+	}
+}
+
+// ioBytes reads a counter of /proc/self/io (0 where there is none).
+func ioBytes(key string) int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, key); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return n
+		}
+	}
+	return 0
 }

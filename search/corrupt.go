@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
 // ErrCorrupt is the error of a search that found the index damaged: the
@@ -33,13 +36,15 @@ type segStamp struct {
 }
 
 // verifySegments checks the checksum that ends every segment file of the
-// index (zap writes the CRC-32 of all the bytes before it, and never
-// changes a segment once written), so that damage is found at open rather
-// than by a search that reads the damaged bytes. A segment is read once:
-// its size and modification time are remembered in verifiedFile, and a
-// changed file is read again. It returns why the index must be rebuilt,
-// or "".
-func (ix *Index) verifySegments() string {
+// index's current snapshot, live (zap writes the CRC-32 of all the bytes
+// before it, and never changes a segment once written), so that damage is
+// found at open rather than by a search that reads the damaged bytes. A
+// segment file no snapshot holds is not checked: a process killed while
+// scorch wrote it leaves it short, and scorch removes it. A segment is
+// read once: its size and modification time are remembered in
+// verifiedFile, and a changed file is read again. It returns why the index
+// must be rebuilt, or "".
+func (ix *Index) verifySegments(live map[string]bool) string {
 	store := filepath.Join(ix.path, bleveStoreDir)
 	entries, err := os.ReadDir(store)
 	if err != nil {
@@ -53,7 +58,7 @@ func (ix *Index) verifySegments() string {
 	changed := false
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".zap") {
+		if !strings.HasSuffix(name, ".zap") || !live[name] {
 			continue
 		}
 		fi, err := e.Info()
@@ -81,6 +86,35 @@ func (ix *Index) verifySegments() string {
 		}
 	}
 	return ""
+}
+
+// liveSegments returns the file names of the segments of the current
+// snapshot of idx, a scorch index.
+func liveSegments(idx bleve.Index) (map[string]bool, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil, fmt.Errorf("not a scorch index: %T", adv)
+	}
+	r, err := s.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, fmt.Errorf("not a scorch snapshot: %T", r)
+	}
+	live := map[string]bool{}
+	for _, seg := range snap.Segments() {
+		if f, ok := seg.Segment().(interface{ Path() string }); ok && f.Path() != "" {
+			live[filepath.Base(f.Path())] = true
+		}
+	}
+	return live, nil
 }
 
 // checkSegment compares a zap segment file's closing CRC-32 with the

@@ -19,32 +19,41 @@
 //
 // Persistence. The index lives in the folder it is given, outside the
 // vault (the service package picks one per vault under the user cache
-// dir), or in memory for tests. Alongside the documents it keeps a state
-// record (path, mtime, size, content hash, title, aliases, tags of every
-// note) written in the same bleve batch as the documents, so both always
-// agree. Sync compares the disk with that record: only notes whose mtime
-// or size changed are read, and only those whose hash changed are
-// reindexed. A schema stamp
-// (schemaVersion plus a hash of the mapping), the vault path, the state
-// record and a probe search are checked at Open; any mismatch or damage
-// makes the next Sync rebuild from the vault, logging why. A lock file
-// (flock) in the index directory makes a second process fail at once with
-// ErrLocked.
+// dir), or in memory for tests. Beside bleve's files, a bbolt file
+// (notes.db, notestore.go) holds one record per note (mtime, size, content
+// hash, title, aliases, tags, field lengths, link keys), so a save writes
+// the records of the notes it changed and nothing else. The records are
+// written once bleve has persisted their batch, after the batch's notes
+// were marked dirty: after a crash, a note not marked has a record exactly
+// when it has a document, of the same version, and the next Sync reads the
+// marked ones again and scans the links of the whole vault (kill_test.go
+// kills syncs to check this). Sync compares the disk with the records:
+// only notes whose mtime or size changed are read, and only those whose
+// hash changed are reindexed. A schema stamp (schemaVersion plus a hash of
+// the mapping), the vault path, the id the index shares with its records,
+// the records themselves and a probe search are checked at Open; any
+// mismatch or damage makes the next Sync rebuild from the vault, logging
+// why. A lock file (flock) in the index directory makes a second process
+// fail at once with ErrLocked.
 //
 // Bulk indexing parses notes with a pool of GOMAXPROCS workers (reading
 // up to half a batch ahead), maps them to bleve documents on the single
 // writer goroutine and writes batches of Options.BatchSize (500) notes, or
 // 4 MB of note text. Scorch runs with unsafe_batch: a batch is searchable
 // when Batch returns and persisted in the background while the next one is
-// analysed; each Sync waits for its last batch to be persisted before
-// returning. A large sync writes the state record with its last batch and
-// every quarter of the vault, not with each batch. A full index scans the
+// analysed; each Sync waits for its batches to be persisted, and their
+// records written, before returning. A first index keeps the notes it
+// wrote out of memory, in the note store, until it ends. A full index scans the
 // links of every note first and spills them, resolved, to partitions
 // beside the index (links.go), then indexes one partition at a time; a
 // sync of 2,000 notes or more runs under a soft memory limit, and returns
 // only once scorch's merges and persisting after its last batch are done,
 // then collects and restores the collector's settings (settle.go). So the
-// memory of a first index does not grow with the vault. The text analyzer
+// memory of a first index does not grow with the vault. The watcher's
+// batches are applied as they come (watch.go); the changes made meanwhile
+// make the next batch, and a batch of many notes (a branch switch) is read
+// twice, for its links and then to be written in batches (incremental.go).
+// The text analyzer
 // gives the tokens of bleve's unicode tokenizer and porter stemmer,
 // faster (tokenizer.go).
 //

@@ -64,11 +64,12 @@ type NoteMeta struct {
 	outHash uint64   // outHash of its links
 }
 
-// Internal keys of the bleve index.
+// Internal keys of the bleve index. keyNotes holds the id of the index,
+// which its note store (notestore.go) holds too.
 var (
 	keySchema = []byte("vault-agent/schema")
 	keyVault  = []byte("vault-agent/vault")
-	keyState  = []byte("vault-agent/state")
+	keyNotes  = []byte("vault-agent/notes")
 )
 
 // Files of the index directory that belong to bleve (removed on rebuild)
@@ -110,13 +111,19 @@ type Index struct {
 	rebuilding    atomic.Bool                   // a search found damage and a rebuild runs
 	rebuildDone   atomic.Pointer[chan struct{}] // closed when that rebuild ends
 	created       bool                          // set by Open: there was no index, a new one was made
-	lastPersist   chan error
+	store         *noteStore                    // the notes' records; nil for an index in memory
+	// suspect are the notes whose last batch may not have reached both
+	// the bleve index and the store (a crash): the next Sync reads each
+	// of them again, or deletes its document when it is gone.
+	suspect map[string]bool
+	// interrupted is set when a change was cut short (a crash, a failed
+	// or cancelled sync): the next Sync scans the links of every note.
+	interrupted bool
 
 	// mu guards the metadata cache.
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
 	keyIdx      keyIndex            // by vault.NoteKey; nil when stale
-	linkersIdx  map[string][]string // by link key: the notes linking by that name; nil when stale
 	titleIdx    map[string][]string // by titleKey; nil until first used
 	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
 	metaGen     uint64              // counts changes of meta
@@ -128,8 +135,9 @@ type Index struct {
 	lastIndexed time.Time
 
 	indexing     atomic.Bool
-	stateWrites  atomic.Int64 // state records written (tests)
 	persistWaits atomic.Int64 // waits of a writer for the persister (tests)
+	persistAhead atomic.Int64 // most batches a writer had unpersisted after a batch (tests)
+	applies      atomic.Int64 // watcher batches applied (tests, benchmarks)
 	watching     atomic.Bool
 	warming      sync.WaitGroup // background table builds (warm)
 
@@ -202,7 +210,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		}
 		ix.idx = idx
 		ix.created = true
-		if err := ix.writeStamp(); err != nil {
+		if err := ix.writeStamp(""); err != nil {
 			idx.Close()
 			return nil, err
 		}
@@ -319,13 +327,23 @@ const maxSegmentDocs = 10000
 func (ix *Index) openOrCreate(ctx context.Context) error {
 	reason := ""
 	if _, err := os.Stat(filepath.Join(ix.path, bleveMetaFile)); err == nil {
-		idx, state, why, err := ix.openExisting()
+		idx, st, why, err := ix.openExisting()
 		if err != nil {
 			return err
 		}
 		if why == "" {
 			ix.idx = idx
-			ix.setMeta(state)
+			ix.setMeta(st.notes)
+			ix.interrupted = st.interrupted || len(st.dirty) > 0
+			if ix.interrupted {
+				ix.log.Info("the last run ended while writing the index: the next sync checks the notes it was writing and the links of every note", "notes", len(st.dirty))
+			}
+			if len(st.dirty) > 0 {
+				ix.suspect = make(map[string]bool, len(st.dirty))
+				for _, p := range st.dirty {
+					ix.suspect[p] = true
+				}
+			}
 			return nil
 		}
 		reason = why
@@ -350,71 +368,103 @@ func (ix *Index) openOrCreate(ctx context.Context) error {
 // reports Rebuilt and the reason instead.
 func (ix *Index) Created() bool { return ix.created }
 
-// openExisting opens the index on disk and checks it. A non-empty why means
-// the index must be rebuilt; err is only for conditions a rebuild cannot fix.
-func (ix *Index) openExisting() (idx bleve.Index, state []*NoteMeta, why string, err error) {
+// openExisting opens the index on disk and its note store, and checks
+// them. A non-empty why means the index must be rebuilt; err is only for
+// conditions a rebuild cannot fix.
+func (ix *Index) openExisting() (idx bleve.Index, st storeState, why string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if idx != nil {
 				idx.Close()
 			}
-			idx, state, why, err = nil, nil, fmt.Sprintf("index is corrupt (panic while opening: %v)", r), nil
+			idx, st, why, err = nil, storeState{}, fmt.Sprintf("index is corrupt (panic while opening: %v)", r), nil
 			ix.corrupt = true
 		}
 	}()
-	if why := ix.verifySegments(); why != "" {
-		ix.corrupt = true
-		return nil, nil, why, nil
-	}
 	idx, oerr := bleve.OpenUsing(ix.path, runtimeConfig())
 	if oerr != nil {
 		if errors.Is(oerr, bolt.ErrTimeout) {
-			return nil, nil, "", fmt.Errorf("open index %s: %w", ix.path, ErrLocked)
+			return nil, st, "", fmt.Errorf("open index %s: %w", ix.path, ErrLocked)
 		}
 		ix.corrupt = true
-		return nil, nil, "index is corrupt or unreadable: " + oerr.Error(), nil
+		return nil, st, "index is corrupt or unreadable: " + oerr.Error(), nil
+	}
+	live, lerr := liveSegments(idx)
+	if lerr != nil {
+		ix.corrupt = true
+		return idx, st, "index is corrupt or unreadable: " + lerr.Error(), nil
+	}
+	if why := ix.verifySegments(live); why != "" {
+		ix.corrupt = true
+		return idx, st, why, nil
 	}
 	stamp, gerr := idx.GetInternal(keySchema)
 	if gerr != nil {
-		return idx, nil, "index is corrupt: " + gerr.Error(), nil
+		return idx, st, "index is corrupt: " + gerr.Error(), nil
 	}
 	if string(stamp) != ix.stamp {
 		if len(stamp) == 0 {
-			return idx, nil, "index has no schema stamp", nil
+			return idx, st, "index has no schema stamp", nil
 		}
-		return idx, nil, fmt.Sprintf("index schema %q differs from %q", stamp, ix.stamp), nil
+		return idx, st, fmt.Sprintf("index schema %q differs from %q", stamp, ix.stamp), nil
 	}
 	if root, _ := idx.GetInternal(keyVault); string(root) != ix.vaultKey() {
-		return idx, nil, fmt.Sprintf("index was built for vault %q", root), nil
+		return idx, st, fmt.Sprintf("index was built for vault %q", root), nil
 	}
-	raw, gerr := idx.GetInternal(keyState)
+	id, gerr := idx.GetInternal(keyNotes)
 	if gerr != nil {
-		return idx, nil, "index state unreadable: " + gerr.Error(), nil
+		return idx, st, "index is corrupt: " + gerr.Error(), nil
 	}
-	state, derr := decodeState(raw)
-	if derr != nil {
-		return idx, nil, "index state unreadable: " + derr.Error(), nil
+	if len(id) == 0 {
+		return idx, st, "index keeps its notes' records in an older way", nil
+	}
+	if ix.store, err = openNoteStore(ix.path); err != nil {
+		if errors.Is(err, ErrLocked) {
+			idx.Close()
+			return nil, st, "", err
+		}
+		return idx, st, "note records unreadable: " + err.Error(), nil
+	}
+	if st, err = ix.store.load(); err != nil {
+		return idx, storeState{}, "note records unreadable: " + err.Error(), nil
+	}
+	if err := ix.store.unmap(); err != nil {
+		return idx, storeState{}, "", err
+	}
+	if st.id != string(id) {
+		return idx, storeState{}, "note records missing or of another index", nil
 	}
 	n, cerr := idx.DocCount()
 	if cerr != nil {
-		return idx, nil, "index is corrupt: " + cerr.Error(), nil
+		return idx, st, "index is corrupt: " + cerr.Error(), nil
 	}
-	if int(n) != len(state) {
-		return idx, nil, fmt.Sprintf("index holds %d documents but its state lists %d notes", n, len(state)), nil
+	// A dirty note may have a document and no record, or the reverse;
+	// every other note has both or neither.
+	if diff := int(n) - len(st.notes); diff > len(st.dirty) || -diff > len(st.dirty) {
+		return idx, st, fmt.Sprintf("index holds %d documents but records %d notes", n, len(st.notes)), nil
 	}
 	// Touch the segments: a damaged segment file fails here rather than
 	// on the first real search.
 	probe := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 1, 0, false)
 	if _, serr := idx.Search(probe); serr != nil {
 		ix.corrupt = true
-		return idx, nil, "index is corrupt: " + serr.Error(), nil
+		return idx, st, "index is corrupt: " + serr.Error(), nil
 	}
-	return idx, state, "", nil
+	return idx, st, "", nil
 }
 
-// create makes a fresh, empty index, removing bleve's files first (or
-// moving them aside, when they are damaged).
+// create makes a fresh, empty index, removing bleve's files and the note
+// store first (or moving bleve's aside, when they are damaged). The store
+// goes first and comes back last, with the new index's id: a crash in
+// between leaves an index whose store is missing or of another index,
+// which the next Open rebuilds.
 func (ix *Index) create() error {
+	if err := ix.closeStore(); err != nil {
+		ix.log.Warn("closing note records", "err", err)
+	}
+	if err := removeNoteStore(ix.path); err != nil {
+		return err
+	}
 	if ix.corrupt && ix.path != "" {
 		if err := ix.moveAside(); err != nil {
 			return err
@@ -432,7 +482,25 @@ func (ix *Index) create() error {
 	}
 	ix.idx = idx
 	ix.setMeta(nil)
-	return ix.writeStamp()
+	ix.suspect, ix.interrupted = nil, false
+	id := newStoreID()
+	if err := ix.writeStamp(id); err != nil {
+		return err
+	}
+	if ix.store, err = openNoteStore(ix.path); err != nil {
+		return err
+	}
+	return ix.store.start(id)
+}
+
+// closeStore closes the note store, if open.
+func (ix *Index) closeStore() error {
+	if ix.store == nil {
+		return nil
+	}
+	err := ix.store.close()
+	ix.store = nil
+	return err
 }
 
 // removeIndexFiles deletes what bleve keeps in the index directory, and
@@ -458,13 +526,33 @@ func (ix *Index) vaultKey() string {
 	return evalExisting(root)
 }
 
-func (ix *Index) writeStamp() error {
+// writeStamp writes the schema stamp, the vault and the id of the note
+// store ("" for an index in memory) into the new index.
+func (ix *Index) writeStamp(id string) error {
 	b := ix.idx.NewBatch()
 	b.SetInternal(keySchema, []byte(ix.stamp))
 	b.SetInternal(keyVault, []byte(ix.vaultKey()))
-	b.SetInternal(keyState, encodeState(nil, nil))
+	b.SetInternal(keyNotes, []byte(id))
+	// Waited for on disk: the index is not an index without it (nor
+	// without the mapping bleve wrote before it), and a process killed
+	// while writing its first notes then leaves one to go on from.
+	var persisted chan error
+	if ix.path != "" {
+		persisted = make(chan error, 1)
+		b.SetPersistedCallback(func(err error) { persisted <- err })
+	}
 	if err := ix.idx.Batch(b); err != nil {
 		return fmt.Errorf("write index stamp: %w", err)
+	}
+	if persisted != nil {
+		select {
+		case err := <-persisted:
+			if err != nil {
+				return fmt.Errorf("write index stamp: %w", err)
+			}
+		case <-time.After(persistTimeout):
+			return errors.New("write index stamp: not persisted in time")
+		}
 	}
 	return nil
 }
@@ -487,7 +575,7 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 		}
 	}
 	ix.meta = meta
-	ix.paths, ix.keyIdx, ix.linkersIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil, nil
+	ix.paths, ix.keyIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil
 	ix.metaGen++
 }
 
@@ -720,13 +808,15 @@ func (ix *Index) Close() error {
 		}
 		ix.warming.Wait()
 		ix.writeMu.Lock()
-		ix.waitPersisted(5 * time.Second)
 		ix.idxMu.Lock()
 		if ix.idx != nil {
 			err = ix.idx.Close()
 			ix.idx = nil
 		}
 		ix.idxMu.Unlock()
+		if serr := ix.closeStore(); err == nil {
+			err = serr
+		}
 		ix.writeMu.Unlock()
 		ix.unlock()
 	})
@@ -738,23 +828,4 @@ func (ix *Index) unlock() {
 		unlockDir(ix.lock)
 		ix.lock = nil
 	}
-}
-
-// waitPersisted waits (bounded) for the last batch to reach the disk.
-// Called with writeMu held.
-func (ix *Index) waitPersisted(limit time.Duration) {
-	if ix.lastPersist == nil {
-		return
-	}
-	t := time.NewTimer(limit)
-	defer t.Stop()
-	select {
-	case err := <-ix.lastPersist:
-		if err != nil {
-			ix.log.Warn("persisting index", "err", err)
-		}
-	case <-t.C:
-		ix.log.Warn("index not persisted in time; the next start will redo recent changes")
-	}
-	ix.lastPersist = nil
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -111,9 +110,8 @@ func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 // linkedBy returns the notes recorded as linking to p's name.
 func linkedBy(t *testing.T, ix *Index, p string) []string {
 	t.Helper()
-	from := slices.Clone(ix.linkers()[vault.NoteKey(p)])
-	sort.Strings(from)
-	return from
+	k := vault.NoteKey(p)
+	return ix.linkersOf(map[string]bool{k: true})[k]
 }
 
 // finds reports whether a search for q lists p.
@@ -368,7 +366,7 @@ func TestLinkContextWatcher(t *testing.T) {
 
 // TestLinkKeysPacked checks the packed link keys of a note: unique,
 // sorted, each key as vault.LinkKey gives it (long keys and bytes the
-// packing uses included), and the same after the state record.
+// packing uses included), and the same after the note's record.
 func TestLinkKeysPacked(t *testing.T) {
 	long := strings.Repeat("λ", 200) // a length that takes two bytes
 	src := "[[Target]] and [[Other]] and [[target]] and [[" + long + "]] and [[a\x00b]] and [[\x05]]"
@@ -384,15 +382,14 @@ func TestLinkKeysPacked(t *testing.T) {
 	if got := slices.Collect(keys.all()); !reflect.DeepEqual(got, want) || keys.count() != len(want) || len(want) != 5 {
 		t.Fatalf("keys %q (count %d), want %q", got, keys.count(), want)
 	}
-	// The state record keeps the layout of a list of strings, so indexes
-	// written when the keys were a slice open as they are.
+	// The record keeps the layout of a list of strings.
 	if got, old := string(binary.AppendUvarint(nil, uint64(len(want))))+string(keys), string(appendStrs(nil, want)); got != old {
-		t.Errorf("state layout of the keys %q, want %q", got, old)
+		t.Errorf("record layout of the keys %q, want %q", got, old)
 	}
 	m := &NoteMeta{Path: "a.md", MTime: time.Unix(1, 0), keys: keys}
-	got, err := decodeState(encodeState(map[string]*NoteMeta{"a.md": m}, nil))
-	if err != nil || len(got) != 1 || got[0].keys != keys {
-		t.Fatalf("after the state record: %v %+v", err, got)
+	got, err := decodeNoteRecord("a.md", appendNoteRecord(nil, m))
+	if err != nil || got.keys != keys {
+		t.Fatalf("after the record: %v %+v", err, got)
 	}
 	if packLinkKeys(nil) != "" || slices.Collect(linkKeys("\xff").all()) != nil {
 		t.Error("no links, or a damaged list, must have no keys")

@@ -132,36 +132,24 @@ func (ix *Index) exactTitles(key string) []string {
 // metadata reads go on meanwhile; a build overtaken by a change of the
 // metadata is dropped and done again.
 func (ix *Index) buildTitles() {
-	for {
-		ix.mu.RLock()
-		if ix.titleIdx != nil {
-			ix.mu.RUnlock()
-			return
-		}
-		gen := ix.metaGen
-		metas := make([]*NoteMeta, 0, len(ix.meta))
-		for _, m := range ix.meta {
-			metas = append(metas, m)
-		}
-		ix.mu.RUnlock()
-		idx := make(map[string][]string, len(metas))
-		vocab := make(map[string]int, len(metas))
-		for _, m := range metas {
+	var idx map[string][]string
+	var vocab map[string]int
+	ix.buildTable(func(notes map[string]*NoteMeta) {
+		idx = make(map[string][]string, len(notes))
+		vocab = make(map[string]int, len(notes))
+		for _, m := range notes {
 			for _, k := range ix.noteTitleKeys(m) {
 				idx[k] = append(idx[k], m.Path)
 			}
 			addTitleWords(vocab, m, 1)
 		}
-		ix.mu.Lock()
-		if ix.titleIdx == nil && ix.metaGen == gen {
-			ix.titleIdx, ix.titleVocab = idx, vocab
-		}
-		done := ix.titleIdx != nil
-		ix.mu.Unlock()
-		if done {
-			return
-		}
-	}
+	}, func(old, m *NoteMeta) {
+		ix.titlesChanged(idx, vocab, old, m)
+	}, func() bool {
+		return ix.titleIdx != nil
+	}, func() {
+		ix.titleIdx, ix.titleVocab = idx, vocab
+	})
 }
 
 // titleFixes returns the tokens of the words of note titles and aliases one
@@ -233,15 +221,20 @@ func abs(x int) int {
 	return x
 }
 
-// titleChanged updates the title keys for a note replaced (old or m may be
-// nil); called with mu held for writing.
+// titleChanged updates the title keys, when built, for a note replaced
+// (old or m may be nil); called with mu held for writing.
 func (ix *Index) titleChanged(old, m *NoteMeta) {
-	if ix.titleIdx == nil {
-		return
+	if ix.titleIdx != nil {
+		ix.titlesChanged(ix.titleIdx, ix.titleVocab, old, m)
 	}
+}
+
+// titlesChanged updates idx and vocab, tables of title keys and words, for
+// a note replaced (old or m may be nil).
+func (ix *Index) titlesChanged(idx map[string][]string, vocab map[string]int, old, m *NoteMeta) {
 	if old != nil {
 		for _, k := range ix.noteTitleKeys(old) {
-			ps := ix.titleIdx[k]
+			ps := idx[k]
 			for i, p := range ps {
 				if p == old.Path {
 					ps = append(ps[:i:i], ps[i+1:]...)
@@ -249,19 +242,19 @@ func (ix *Index) titleChanged(old, m *NoteMeta) {
 				}
 			}
 			if len(ps) == 0 {
-				delete(ix.titleIdx, k)
+				delete(idx, k)
 			} else {
-				ix.titleIdx[k] = ps
+				idx[k] = ps
 			}
 		}
 	}
 	if m != nil {
 		for _, k := range ix.noteTitleKeys(m) {
-			ix.titleIdx[k] = append(ix.titleIdx[k], m.Path)
+			idx[k] = append(idx[k], m.Path)
 		}
 	}
-	addTitleWords(ix.titleVocab, old, -1)
-	addTitleWords(ix.titleVocab, m, 1)
+	addTitleWords(vocab, old, -1)
+	addTitleWords(vocab, m, 1)
 }
 
 // addTitleWords counts (d = 1) or uncounts (d = -1) the words of the title

@@ -7,77 +7,19 @@ import (
 	"time"
 )
 
-// The state record lists every indexed note with its metadata (NoteMeta).
-// It is written with every batch, in the same bleve batch as the documents
-// (see sync.go), so it is encoded in a compact binary form rather than
-// JSON: a save re-encodes it whole, and JSON took tens of milliseconds for
-// 10,000 notes. Layout: the magic "VAS1", the number of notes, then per
-// note, in order: path, title, aliases, tags (strings: uvarint length and
-// bytes; lists: uvarint count and strings), mtime (varint ns), date
+// A note's record is its metadata (NoteMeta) in a compact binary form: the
+// note store (notestore.go) keeps one for every indexed note, keyed by its
+// path, and a first index spills them to a file until its notes reach
+// memory. Layout, in order: title, aliases, tags (strings: uvarint length
+// and bytes; lists: uvarint count and strings), mtime (varint ns), date
 // (varint ms, 0 when none), size (varint), hash (string), field lengths
-// (uvarint count and uvarints), inbound hash and outbound hash (8 bytes
-// each), link keys (list).
-const stateMagic = "VAS1"
+// (uvarint count, 0 or numLenFields, and uvarints), inbound hash and
+// outbound hash (8 bytes each), link keys (list). recordFormat names this
+// layout in the store: a store of another layout is rebuilt.
+const recordFormat = "VAR1"
 
-// encodeState serializes meta with the pending changes applied (a nil value
-// in pending deletes the path).
-func encodeState(meta map[string]*NoteMeta, pending map[string]*NoteMeta) []byte {
-	b, _, _ := encodeStateAfter(nil, meta, pending) // only reading a spill fails
-	return b
-}
-
-// encodeStateAfter is encodeState with the notes of spill (when not nil)
-// first; spilled is the part of the record that holds them.
-func encodeStateAfter(spill *metaSpill, meta, pending map[string]*NoteMeta) (state, spilled []byte, err error) {
-	// Sized from above in one pass, so the record (a third of a kilobyte
-	// a note, held in memory by the index while it is current) is
-	// allocated once and without the slack of growing by doubling.
-	n, size := 0, 16
-	if spill != nil {
-		n, size = spill.n, size+spill.size
-	}
-	for p, m := range meta {
-		if _, ok := pending[p]; !ok {
-			n++
-			size += stateSizeBound(m)
-		}
-	}
-	for _, m := range pending {
-		if m != nil {
-			n++
-			size += stateSizeBound(m)
-		}
-	}
-	b := appendStateHeader(make([]byte, 0, size), n)
-	if spill != nil {
-		start := len(b)
-		if b, err = spill.appendTo(b); err != nil {
-			return nil, nil, err
-		}
-		spilled = b[start:len(b):len(b)]
-	}
-	for p, m := range meta {
-		if _, ok := pending[p]; !ok {
-			b = appendNoteState(b, m)
-		}
-	}
-	for _, m := range pending {
-		if m != nil {
-			b = appendNoteState(b, m)
-		}
-	}
-	return b, spilled, nil
-}
-
-// appendStateHeader appends the start of a state record of n notes.
-func appendStateHeader(b []byte, n int) []byte {
-	b = append(b, stateMagic...)
-	return binary.AppendUvarint(b, uint64(n))
-}
-
-// appendNoteState appends the record of one note.
-func appendNoteState(b []byte, m *NoteMeta) []byte {
-	b = appendStr(b, m.Path)
+// appendNoteRecord appends the record of m, its path left out.
+func appendNoteRecord(b []byte, m *NoteMeta) []byte {
 	b = appendStr(b, m.Title)
 	b = appendStrs(b, m.Aliases)
 	b = appendStrs(b, m.Tags)
@@ -101,26 +43,6 @@ func appendNoteState(b []byte, m *NoteMeta) []byte {
 	b = binary.LittleEndian.AppendUint64(b, m.outHash)
 	b = binary.AppendUvarint(b, uint64(m.keys.count()))
 	return append(b, m.keys...)
-}
-
-// stateSizeBound is at least the bytes encodeState writes for m: the
-// strings and counts exactly, each time and size as the longest varint.
-func stateSizeBound(m *NoteMeta) int {
-	size := strBytes(m.Path) + strBytes(m.Title) + strBytes(m.Hash) + 3*binary.MaxVarintLen64 + 16
-	size += uvarintLen(uint64(numLenFields)) // the count of field lengths, 0 or numLenFields
-	if m.hasLens {
-		for _, l := range m.lens {
-			size += uvarintLen(uint64(l))
-		}
-	}
-	size += binary.MaxVarintLen64 + len(m.keys)
-	for _, ss := range [][]string{m.Aliases, m.Tags} {
-		size += uvarintLen(uint64(len(ss)))
-		for _, s := range ss {
-			size += strBytes(s)
-		}
-	}
-	return size
 }
 
 // strBytes is what appendStr writes for s.
@@ -247,52 +169,33 @@ func (r *stateReader) linkKeys() linkKeys {
 	return linkKeys(all[:len(all)-len(r.b)])
 }
 
-func decodeState(b []byte) ([]*NoteMeta, error) {
-	if len(b) == 0 {
-		return nil, errors.New("missing")
-	}
-	if len(b) < len(stateMagic) || string(b[:len(stateMagic)]) != stateMagic {
-		return nil, errors.New("unknown format")
-	}
-	r := &stateReader{b: b[len(stateMagic):]}
-	n := r.uvarint()
-	if r.err == nil && n > uint64(len(r.b)) {
-		r.err = errors.New("bad note count")
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return decodeNotes(r.b, n)
-}
-
-// decodeNotes decodes n note records (appendNoteState) that b holds.
-func decodeNotes(b []byte, n uint64) ([]*NoteMeta, error) {
+// decodeNoteRecord decodes the record of the note at path (the whole of
+// b). The strings are copied: b may be memory the store maps.
+func decodeNoteRecord(path string, b []byte) (*NoteMeta, error) {
 	r := &stateReader{b: b}
-	out := make([]*NoteMeta, 0, min(n, uint64(len(b))))
-	for i := uint64(0); r.err == nil && i < n; i++ {
-		m := &NoteMeta{Path: r.str(), Title: r.str(), Aliases: r.strs(), Tags: r.strs()}
-		m.MTime = time.Unix(0, r.varint())
-		if d := r.varint(); d != 0 {
-			m.Date = time.UnixMilli(d)
+	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.strs()}
+	m.MTime = time.Unix(0, r.varint())
+	if d := r.varint(); d != 0 {
+		m.Date = time.UnixMilli(d)
+	}
+	m.Size = r.varint()
+	m.Hash = r.str()
+	if nl := r.uvarint(); nl > 0 {
+		if nl != uint64(numLenFields) {
+			return nil, fmt.Errorf("%d field lengths, want %d", nl, numLenFields)
 		}
-		m.Size = r.varint()
-		m.Hash = r.str()
-		if nl := r.uvarint(); nl > 0 {
-			if nl != uint64(numLenFields) {
-				r.err = fmt.Errorf("%d field lengths, want %d", nl, numLenFields)
-				break
-			}
-			for j := range m.lens {
-				m.lens[j] = int32(r.uvarint())
-			}
-			m.hasLens = true
+		for j := range m.lens {
+			m.lens[j] = int32(r.uvarint())
 		}
-		m.inHash, m.outHash = r.u64(), r.u64()
-		m.keys = r.linkKeys()
-		out = append(out, m)
+		m.hasLens = true
+	}
+	m.inHash, m.outHash = r.u64(), r.u64()
+	m.keys = r.linkKeys()
+	if r.err == nil && len(r.b) > 0 {
+		r.err = errors.New("trailing bytes")
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
-	return out, nil
+	return m, nil
 }

@@ -383,42 +383,56 @@ func TestBinaryFilesAreNotNotes(t *testing.T) {
 	}
 }
 
-// TestSyncStateWrittenSparingly checks that a large sync does not write
-// the state record (every note's metadata) with every batch, which costs
-// in the square of the vault's size, and that the record written at the
-// end lists every note.
-func TestSyncStateWrittenSparingly(t *testing.T) {
-	files := map[string]string{}
-	for i := 0; i < 300; i++ {
-		files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%300)
-	}
-	dir := writeVault(t, files)
-	idxPath := filepath.Join(t.TempDir(), "idx")
-	ix, err := Open(context.Background(), Options{Path: idxPath, Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Sync(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := ix.stateWrites.Load(); n > 30 {
-		t.Errorf("the state record was written %d times for 100 batches", n)
-	}
-	ix.Close()
-	ix, st := openDisk(t, dir, idxPath)
-	if st.Rebuilt || st.Unchanged != 300 || ix.Count() != 300 {
-		t.Errorf("reopen: %+v, %d notes", st, ix.Count())
-	}
-	if r := search(t, ix, Request{Query: "word123"}); !slices.Contains(paths(r), "n/note 123.md") {
-		t.Errorf("search after reopen: %v", paths(r))
+// TestSaveWritesItsNotesOnly checks that the cost of a change in records
+// written is that of the notes it changed, whatever the size of the vault:
+// each note's record is its own (notestore.go), and a sync writes those of
+// the notes it wrote, once.
+func TestSaveWritesItsNotesOnly(t *testing.T) {
+	for _, n := range []int{30, 300} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			files := map[string]string{}
+			for i := 0; i < n; i++ {
+				files[fmt.Sprintf("n/note %03d.md", i)] = fmt.Sprintf("# Note %d\nword%d and [[note %03d]]\n", i, i, (i+1)%n)
+			}
+			dir := writeVault(t, files)
+			idxPath := filepath.Join(t.TempDir(), "idx")
+			ix, _ := openDisk(t, dir, idxPath)
+			if got := ix.store.records.Load(); got != int64(n) {
+				t.Errorf("the first index wrote %d records for %d notes", got, n)
+			}
+			before := ix.store.records.Load()
+			// Two notes change their text, not their links or the
+			// sentences around them; one is new.
+			writeFile(t, dir, "n/note 005.md", "# Note 5\nword5 and [[note 006]]\n\nchanged\n")
+			writeFile(t, dir, "n/note 017.md", "# Note 17\nword17 and [[note 018]]\n\nchanged\n")
+			writeFile(t, dir, "new.md", "# New\nfresh words\n")
+			st, err := ix.Sync(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Updated != 2 || st.Added != 1 {
+				t.Fatalf("sync: %+v", st)
+			}
+			if got := ix.store.records.Load() - before; got != 3 {
+				t.Errorf("a change of 3 notes wrote %d records", got)
+			}
+			ix.Close()
+			ix, st = openDisk(t, dir, idxPath)
+			if st.Rebuilt || st.Unchanged != n+1 || ix.Count() != n+1 {
+				t.Errorf("reopen: %+v, %d notes", st, ix.Count())
+			}
+			if r := search(t, ix, Request{Query: "word17 changed"}); len(r.Results) == 0 || r.Results[0].Path != "n/note 017.md" {
+				t.Errorf("search after reopen: %v", paths(r))
+			}
+		})
 	}
 }
 
-// TestBulkSyncStateAtTheEnd checks that a bulk sync (a first index)
-// writes the state record once, with its last batch, and that a bulk sync
-// cancelled part way still writes what it read, so the next sync goes on
-// from there.
-func TestBulkSyncStateAtTheEnd(t *testing.T) {
+// TestBulkSyncRecordsOnce checks that a bulk sync (a first index) writes
+// each note's record once, keeping the notes out of memory until its end,
+// and that a bulk sync cancelled part way still writes what it read, so
+// the next sync goes on from there.
+func TestBulkSyncRecordsOnce(t *testing.T) {
 	dir := bulkRingVault(t, 300)
 
 	idxPath := filepath.Join(t.TempDir(), "idx")
@@ -426,11 +440,19 @@ func TestBulkSyncStateAtTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ix.Sync(context.Background(), nil); err != nil {
+	inMemory := 0
+	if _, err := ix.Sync(context.Background(), func(done, total int) {
+		if done > 0 && done < total && ix.Count() > 0 {
+			inMemory++
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if n := ix.stateWrites.Load(); n != 1 {
-		t.Errorf("a bulk sync wrote the state record %d times, want once", n)
+	if n := ix.store.records.Load(); n != 300 {
+		t.Errorf("a bulk sync of 300 notes wrote %d records", n)
+	}
+	if inMemory > 0 || ix.Count() != 300 {
+		t.Errorf("notes in memory while indexing %d times; %d at the end", inMemory, ix.Count())
 	}
 	ix.Close()
 
@@ -520,8 +542,8 @@ func TestSyncWaitsForPersister(t *testing.T) {
 	}
 	dir := writeVault(t, files)
 	ix, _ := openDisk(t, dir, filepath.Join(t.TempDir(), "idx")) // 20 batches of 3
-	if n := ix.persistWaits.Load(); n < 20-maxUnpersisted-1 {
-		t.Errorf("the writer waited for the persister %d times in 20 batches", n)
+	if n, ahead := ix.persistWaits.Load(), ix.persistAhead.Load(); n == 0 || ahead > maxUnpersisted {
+		t.Errorf("the writer waited for the persister %d times in 20 batches, and was up to %d batches ahead of it", n, ahead)
 	}
 	if ix.Count() != 60 {
 		t.Errorf("%d notes", ix.Count())
@@ -581,7 +603,7 @@ func TestReadNotesInOrder(t *testing.T) {
 	}
 	defer ix.Close()
 	var got []string
-	err = ix.readNotes(context.Background(), paths, func(r noteRead) error {
+	err = ix.readNotes(context.Background(), paths, false, func(r noteRead) error {
 		if (r.err != nil) != (r.path == "missing.md") {
 			t.Errorf("%s: %v", r.path, r.err)
 		}
@@ -593,7 +615,7 @@ func TestReadNotesInOrder(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err = ix.readNotes(context.Background(), paths, func(r noteRead) error {
+	err = ix.readNotes(context.Background(), paths, false, func(r noteRead) error {
 		if n++; n == 50 {
 			return stop
 		}

@@ -135,3 +135,99 @@ func TestWatchLive(t *testing.T) {
 		})
 	}
 }
+
+// A branch switch: a watcher batch changing many notes of a larger index
+// (their text and their links, some gone, some new) is applied in
+// batches, reading the notes twice rather than holding them all, while
+// searches are answered; the index ends as a fresh index of the vault.
+func TestLargeWatcherBatch(t *testing.T) {
+	defer func(h, b int) { heldNotes, bulkNotes = h, b }(heldNotes, bulkNotes)
+	heldNotes, bulkNotes = 10, 50
+	const n = 600
+	files := map[string]string{}
+	for i := 0; i < n; i++ {
+		files[fmt.Sprintf("b%d/note %03d.md", i%6, i)] = fmt.Sprintf("# Note %d\nmain word%d, see [[note %03d]].\n", i, i, (i+1)%n)
+	}
+	dir := writeVault(t, files)
+	ix, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "idx"), Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// The other branch: a sixth of the notes differ (their links too), a
+	// few are not there, a few are new. A sixth of 600 is within what the
+	// index follows note by note (fullLinkScan).
+	var changes []vault.Change
+	for i := 0; i < n; i += 6 {
+		p := fmt.Sprintf("b%d/note %03d.md", i%6, i)
+		writeFile(t, dir, p, fmt.Sprintf("# Note %d\nbranch word%d, see [[note %03d]].\n", i, i, (i*7+3)%n))
+		changes = append(changes, vault.Change{Path: p})
+	}
+	for i := 1; i < n; i += 50 {
+		p := fmt.Sprintf("b%d/note %03d.md", i%6, i)
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			t.Fatal(err)
+		}
+		changes = append(changes, vault.Change{Path: p, Removed: true})
+	}
+	for i := 0; i < 10; i++ {
+		p := fmt.Sprintf("new/note x%d.md", i)
+		writeFile(t, dir, p, fmt.Sprintf("# New %d\nbranch only, see [[note %03d]].\n", i, i*13))
+		changes = append(changes, vault.Change{Path: p})
+	}
+	if len(changes) <= heldNotes || fullLinkScan(ix.Count(), len(changes)) {
+		t.Fatalf("%d changes: not a large incremental change", len(changes))
+	}
+
+	// The writer waits at its second batch until a search was answered.
+	paused, resume := make(chan struct{}), make(chan struct{})
+	batches := 0
+	testStep = func(step string) {
+		if step == "batched" {
+			if batches++; batches == 2 {
+				close(paused)
+				<-resume
+			}
+		}
+	}
+	defer func() { testStep = nil }()
+	applied := make(chan error, 1)
+	go func() { applied <- ix.Apply(context.Background(), vault.Batch{Changes: changes}) }()
+	select {
+	case <-paused:
+	case err := <-applied:
+		t.Fatalf("applied without a second batch: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if r := search(t, ix, Request{Query: "main word300"}); len(r.Results) == 0 {
+			t.Error("no result while the change is applied")
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a search waits for the change to be applied")
+	}
+	close(resume)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	if batches < 5 {
+		t.Errorf("%d changes written in %d batches", len(changes), batches)
+	}
+	assertSameAsFresh(t, ix, dir, "branch", "main", "word42")
+	fresh := openIndex(t, dir, "")
+	for _, p := range fresh.Paths() {
+		a, _ := ix.Note(p)
+		b, _ := fresh.Note(p)
+		if a.inHash != b.inHash || a.outHash != b.outHash {
+			t.Errorf("%s: links differ from a fresh index", p)
+		}
+	}
+}

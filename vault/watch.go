@@ -26,7 +26,7 @@ type Change struct {
 }
 
 // Batch is what the watcher reports after the disk has been quiet for the
-// debounce period.
+// debounce period: every change since the batch before it.
 type Batch struct {
 	// Changes are sorted by path, one per path.
 	Changes []Change
@@ -42,8 +42,11 @@ type Batch struct {
 // WatchOptions configures Vault.Watch.
 type WatchOptions struct {
 	// Debounce is the quiet period after the last event before a batch is
-	// emitted; default 150ms. A steady stream of events still yields a batch
-	// at least every 10 debounce periods.
+	// emitted; default 150ms. A steady stream of events on a few notes
+	// (an editor saving as one types) still yields a batch at least every
+	// 10 debounce periods; a burst of many notes (a branch switch, a sync
+	// client catching up) is waited out, up to 60 debounce periods, so
+	// that it comes as one batch.
 	Debounce time.Duration
 	// Logger gets warnings (watch limits, overflow); default the vault's.
 	Logger *slog.Logger
@@ -51,6 +54,13 @@ type WatchOptions struct {
 
 // DefaultDebounce is the default quiet period of a Watcher.
 const DefaultDebounce = 150 * time.Millisecond
+
+// burstPaths is how many changed paths make a burst: a batch of fewer is
+// cut after the steady stream's wait; a burst is waited out, until quiet
+// for burstQuiet debounce periods.
+var burstPaths = 256 // a variable for tests
+
+const burstQuiet = 4
 
 // fsAdd adds one fsnotify watch; tests replace it to simulate watch limits.
 var fsAdd = func(w *fsnotify.Watcher, path string) error { return w.Add(path) }
@@ -61,20 +71,23 @@ var fsAdd = func(w *fsnotify.Watcher, path string) error { return w.Add(path) }
 // was in place are reported too). Folders reached through symlinks are not
 // watched.
 //
-// Two goroutines run: one drains fsnotify (and must never block on the
-// consumer), one waits for quiet and sends batches. The watcher never writes
+// One goroutine drains fsnotify, and never blocks on the consumer; the
+// consumer asks for each batch (Next), which waits for quiet. The changes
+// that happen while the consumer is busy with a batch accumulate and come
+// as the next one, so a consumer slower than the changes gets them in a
+// few large batches rather than many small ones. The watcher never writes
 // into the vault.
 type Watcher struct {
-	v        *Vault
-	fsw      *fsnotify.Watcher
-	log      *slog.Logger
-	debounce time.Duration
-	maxWait  time.Duration
-	out      chan Batch
-	kick     chan struct{} // buffered(1): new pending work
-	stop     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
+	v         *Vault
+	fsw       *fsnotify.Watcher
+	log       *slog.Logger
+	debounce  time.Duration
+	maxWait   time.Duration // for a stream of few paths
+	burstWait time.Duration // for a burst of many
+	kick      chan struct{} // buffered(1): new pending work
+	stop      chan struct{}
+	stopOnce  sync.Once
+	wg        sync.WaitGroup
 
 	// dirs holds the vault-relative folders being watched. Only the drain
 	// goroutine touches it after Watch returns.
@@ -88,7 +101,7 @@ type Watcher struct {
 }
 
 // Watch starts watching the vault. The watcher stops when ctx is done or
-// Close is called; Batches is closed then.
+// Close is called; Next returns ErrWatcherClosed then.
 func (v *Vault) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -103,24 +116,23 @@ func (v *Vault) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		log = v.log
 	}
 	w := &Watcher{
-		v:        v,
-		fsw:      fsw,
-		log:      log.With("component", "vault.watch"),
-		debounce: d,
-		maxWait:  10 * d,
-		out:      make(chan Batch),
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		dirs:     make(map[string]bool),
-		pending:  make(map[string]struct{}),
+		v:         v,
+		fsw:       fsw,
+		log:       log.With("component", "vault.watch"),
+		debounce:  d,
+		maxWait:   10 * d,
+		burstWait: 60 * d,
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		dirs:      make(map[string]bool),
+		pending:   make(map[string]struct{}),
 	}
 	if err := w.addTree(v.root, ".", false); err != nil {
 		fsw.Close()
 		return nil, fmt.Errorf("watch vault %s: %w", v.root, err)
 	}
-	w.wg.Add(2)
+	w.wg.Add(1)
 	go w.drain()
-	go w.emit()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -128,17 +140,11 @@ func (v *Vault) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		case <-w.stop:
 		}
 	}()
-	go func() {
-		w.wg.Wait()
-		close(w.out)
-	}()
 	return w, nil
 }
 
-// Batches returns the channel of batches; it is closed when the watcher
-// stops. The consumer should keep reading: while it does not, changes
-// accumulate (coalesced) rather than being lost.
-func (w *Watcher) Batches() <-chan Batch { return w.out }
+// ErrWatcherClosed is returned by Next once the watcher is closed.
+var ErrWatcherClosed = errors.New("vault watcher closed")
 
 // Close stops the watcher and releases its watches. Pending changes are
 // dropped. It is safe to call more than once and from any goroutine.
@@ -356,46 +362,62 @@ func (w *Watcher) touchLocked() {
 	}
 }
 
-// emit waits for a quiet period after pending work and sends it as a batch.
-func (w *Watcher) emit() {
-	defer w.wg.Done()
+// Next waits for changes and returns them as one batch, once the disk has
+// been quiet for the debounce period (or, for a stream of changes to fewer
+// than burstPaths paths, after at most 10 debounce periods; for a burst,
+// 60). Changes made while the consumer is busy between calls accumulate,
+// coalesced, into the next batch. It returns ErrWatcherClosed once the
+// watcher is closed, or ctx's error. Called from one goroutine.
+func (w *Watcher) Next(ctx context.Context) (Batch, error) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	defer timer.Stop()
 	for {
-		select {
-		case <-w.stop:
-			return
-		case <-w.kick:
+		w.mu.Lock()
+		first, last, n := w.first, w.last, len(w.pending)
+		w.mu.Unlock()
+		if first.IsZero() {
+			// Nothing pending: wait for the drain to record something.
+			select {
+			case <-w.kick:
+				continue
+			case <-w.stop:
+				return Batch{}, ErrWatcherClosed
+			case <-ctx.Done():
+				return Batch{}, ctx.Err()
+			}
 		}
-		for {
-			w.mu.Lock()
-			first, last := w.first, w.last
-			w.mu.Unlock()
-			if first.IsZero() {
-				break // taken by an earlier round
-			}
-			wait := min(w.debounce-time.Since(last), w.maxWait-time.Since(first))
-			if wait <= 0 {
-				break
-			}
+		quiet := w.debounce
+		if n >= burstPaths {
+			// A burst pauses longer between files than an editor
+			// between keystrokes (a busy machine, a large file).
+			quiet = burstQuiet * w.debounce
+		}
+		if wait := min(quiet-time.Since(last), w.limit(n)-time.Since(first)); wait > 0 {
 			timer.Reset(wait)
 			select {
-			case <-w.stop:
-				timer.Stop()
-				return
 			case <-timer.C:
+			case <-w.stop:
+				return Batch{}, ErrWatcherClosed
+			case <-ctx.Done():
+				return Batch{}, ctx.Err()
 			}
-		}
-		b, ok := w.take()
-		if !ok {
 			continue
 		}
-		select {
-		case w.out <- b:
-		case <-w.stop:
-			return
+		if b, ok := w.take(); ok {
+			return b, nil
 		}
 	}
+}
+
+// limit is the longest Next waits for quiet after the first of n pending
+// changes: an editor saving one note as one types is indexed every 10
+// debounce periods, while a burst of many notes is waited out.
+func (w *Watcher) limit(n int) time.Duration {
+	if n >= burstPaths {
+		return w.burstWait
+	}
+	return w.maxWait
 }
 
 // take builds a batch from the pending state and resets it.

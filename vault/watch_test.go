@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,8 +46,6 @@ func startWatch(t *testing.T, files map[string]string, opts Options) *watchEnv {
 	t.Cleanup(func() {
 		cancel()
 		w.Close()
-		for range w.Batches() {
-		}
 	})
 	return &watchEnv{t: t, root: v.Root(), v: v, w: w, final: map[string]Change{}}
 }
@@ -81,20 +80,16 @@ func (e *watchEnv) remove(rel string) {
 // until reads batches until cond holds, failing after waitTimeout.
 func (e *watchEnv) until(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
 	for !cond() {
-		select {
-		case b, ok := <-e.w.Batches():
-			if !ok {
-				e.t.Fatalf("batches closed while waiting for %s", what)
-			}
-			e.batches = append(e.batches, b)
-			for _, c := range b.Changes {
-				e.final[c.Path] = c
-			}
-		case <-deadline.C:
-			e.t.Fatalf("timed out waiting for %s; saw %+v", what, e.batches)
+		b, err := e.w.Next(ctx)
+		if err != nil {
+			e.t.Fatalf("waiting for %s: %v; saw %+v", what, err, e.batches)
+		}
+		e.batches = append(e.batches, b)
+		for _, c := range b.Changes {
+			e.final[c.Path] = c
 		}
 	}
 }
@@ -267,6 +262,72 @@ func TestWatchBurst(t *testing.T) {
 	t.Logf("%d files in %d batches", n, len(e.batches))
 }
 
+// Changes made while the consumer is busy with a batch (here: not asking
+// for the next) accumulate into one batch, however many notes change: a
+// branch switch comes as one batch, not as thousands.
+func TestWatchBusyConsumerGetsOneBatch(t *testing.T) {
+	e := startWatch(t, map[string]string{"a.md": ""}, Options{})
+	e.write("a.md", "first")
+	e.untilChange("a.md", false)
+	before := len(e.batches)
+	const n = 400 // more than burstPaths
+	for i := range n {
+		e.write(fmt.Sprintf("switch/n%03d.md", i), fmt.Sprintf("note %d", i))
+	}
+	e.until("the switched notes", func() bool {
+		seen := 0
+		for p := range e.final {
+			if strings.HasPrefix(p, "switch/") {
+				seen++
+			}
+		}
+		return seen == n
+	})
+	if got := len(e.batches) - before; got != 1 {
+		t.Errorf("%d notes changed while the consumer was busy came in %d batches, want 1", n, got)
+	}
+}
+
+// A note saved without pause (an editor saving as one types) is still
+// reported: the quiet period never comes, and the batch is cut after 10
+// debounce periods.
+func TestWatchSteadyStream(t *testing.T) {
+	e := startWatch(t, map[string]string{"typing.md": ""}, Options{})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := os.WriteFile(e.path("typing.md"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	e.untilChange("typing.md", false)
+	close(stop)
+	<-done
+}
+
+// The longest wait for quiet: a stream of changes to a few paths is cut
+// after 10 debounce periods, a burst of burstPaths or more after 60.
+func TestWatchWaitLimit(t *testing.T) {
+	w := &Watcher{debounce: time.Second, maxWait: 10 * time.Second, burstWait: 60 * time.Second}
+	for _, tt := range []struct {
+		n    int
+		want time.Duration
+	}{{1, 10 * time.Second}, {burstPaths - 1, 10 * time.Second}, {burstPaths, 60 * time.Second}, {10 * burstPaths, 60 * time.Second}} {
+		if got := w.limit(tt.n); got != tt.want {
+			t.Errorf("limit(%d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
 func TestWatchOverflow(t *testing.T) {
 	e := startWatch(t, nil, Options{})
 	e.w.handleErr(fmt.Errorf("inotify: %w", fsnotify.ErrEventOverflow))
@@ -305,16 +366,10 @@ func TestWatchCloseAndCancel(t *testing.T) {
 	}
 	waitClosed := func(w *Watcher) {
 		t.Helper()
-		timeout := time.After(waitTimeout)
-		for {
-			select {
-			case _, ok := <-w.Batches():
-				if !ok {
-					return
-				}
-			case <-timeout:
-				t.Fatal("Batches not closed")
-			}
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		if _, err := w.Next(ctx); !errors.Is(err, ErrWatcherClosed) {
+			t.Fatalf("Next on a closed watcher: %v", err)
 		}
 	}
 

@@ -56,6 +56,7 @@ var helpers = map[string]int{
 	"rpc/rpctest":                    7,
 	"scripts/benchmedian":            0,
 	"scripts/sharemem":               0,
+	"scripts/benchserve":             0, // drives vault-agent serve for make bench
 	"internal/archtest":              0,
 	"eval":                           4, // the relevance harness: search, its vectors and vault, and the offline agent for its answer check
 	"scripts/eval":                   4,

@@ -82,11 +82,11 @@ func Cleanup() {
 // /proc is not available. It counts the pages of memory-mapped files that
 // were read (bleve's segment files), which the kernel can drop under
 // memory pressure, besides the memory it cannot (see SampleAnon).
-func PeakMB() float64 { return statusMB("VmHWM:") }
+func PeakMB() float64 { return StatusMB("VmHWM:") }
 
-// statusMB is the field named key of /proc/self/status (a size in kB) in
+// StatusMB is the field named key of /proc/self/status (a size in kB) in
 // MB, or 0 where that is not available.
-func statusMB(key string) float64 {
+func StatusMB(key string) float64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -117,16 +117,16 @@ func SampleAnon() (stop func() float64) {
 	done := make(chan struct{})
 	result := make(chan float64, 1)
 	go func() {
-		high := statusMB("RssAnon:")
+		high := StatusMB("RssAnon:")
 		t := time.NewTicker(AnonInterval)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
-				result <- max(high, statusMB("RssAnon:"))
+				result <- max(high, StatusMB("RssAnon:"))
 				return
 			case <-t.C:
-				high = max(high, statusMB("RssAnon:"))
+				high = max(high, StatusMB("RssAnon:"))
 			}
 		}
 	}()

@@ -14,7 +14,7 @@ func TestSampleAnon(t *testing.T) {
 		t.Skip("no /proc")
 	}
 	stop := SampleAnon()
-	before := statusMB("RssAnon:")
+	before := StatusMB("RssAnon:")
 	buf := make([]byte, 96<<20)
 	for i := 0; i < len(buf); i += 4096 {
 		buf[i] = 1 // touch every page so it is resident

@@ -1,0 +1,61 @@
+package search
+
+import "maps"
+
+// maxFixes is how many notes replaced while a table was built buildTable
+// applies under the lock; past it, it builds the table again.
+const maxFixes = 1000
+
+// buildTable builds one of the tables derived from the notes (the title
+// keys, the keys of note names, the linking notes) without holding mu
+// while it works, so that searches are not held up meanwhile (a second at
+// 100,000 notes), and without starting over when notes change meanwhile
+// (saves every few hundred milliseconds would keep it from ever ending):
+// it builds from a copy of the notes, then applies the notes replaced
+// since to it under the lock, and installs it. build makes the table from
+// the notes; fix applies one note replaced (old or m nil) to it; installed
+// reports whether a table is in place already; install puts the new one in
+// place. fix, installed and install are called with mu held for writing
+// (installed also for reading).
+func (ix *Index) buildTable(build func(notes map[string]*NoteMeta), fix func(old, m *NoteMeta), installed func() bool, install func()) {
+	for {
+		ix.mu.RLock()
+		if installed() {
+			ix.mu.RUnlock()
+			return
+		}
+		gen := ix.metaGen
+		snap := maps.Clone(ix.meta)
+		ix.mu.RUnlock()
+		build(snap)
+
+		ix.mu.Lock()
+		if installed() {
+			ix.mu.Unlock()
+			return
+		}
+		if ix.metaGen != gen {
+			var changed []string
+			for p, m := range ix.meta {
+				if snap[p] != m {
+					changed = append(changed, p)
+				}
+			}
+			for p := range snap {
+				if _, ok := ix.meta[p]; !ok {
+					changed = append(changed, p)
+				}
+			}
+			if len(changed) > maxFixes {
+				ix.mu.Unlock() // replaced wholesale (a reopen, a first index): again
+				continue
+			}
+			for _, p := range changed {
+				fix(snap[p], ix.meta[p])
+			}
+		}
+		install()
+		ix.mu.Unlock()
+		return
+	}
+}
