@@ -77,8 +77,11 @@ func (fl *inflight) stop() {
 
 // canceller tracks in-flight requests by id.
 type canceller struct {
-	mu       sync.Mutex // guards requests
+	mu       sync.Mutex // guards requests and shutdownSeen
 	requests map[jsonrpc2.ID]*inflight
+	// shutdownSeen is set when shutdown arrives on the read loop: the
+	// requests read before it are still served, those after it refused.
+	shutdownSeen bool
 }
 
 func (c *canceller) cancel(id jsonrpc2.ID) bool {
@@ -104,6 +107,16 @@ func (c *canceller) inFlight() []*inflight {
 }
 
 type priorRequestsKey struct{}
+
+type beforeShutdownKey struct{}
+
+// receivedBeforeShutdown reports whether the request of ctx was read before
+// shutdown was: its handler may start after shutdown (the queue orders
+// handlers, not their checks), and it is served all the same.
+func receivedBeforeShutdown(ctx context.Context) bool {
+	b, _ := ctx.Value(beforeShutdownKey{}).(bool)
+	return b
+}
 
 // priorRequests returns the requests that were in flight when the request
 // of ctx (shutdown) arrived.
@@ -138,6 +151,14 @@ func cancelHandler(c *canceller, log *slog.Logger, next handlerFunc) handlerFunc
 			// Taken on the read loop, so it holds exactly the requests
 			// received before shutdown.
 			ctx = context.WithValue(ctx, priorRequestsKey{}, c.inFlight())
+			c.mu.Lock()
+			c.shutdownSeen = true
+			c.mu.Unlock()
+		} else {
+			c.mu.Lock()
+			before := !c.shutdownSeen
+			c.mu.Unlock()
+			ctx = context.WithValue(ctx, beforeShutdownKey{}, before)
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		fl := &inflight{method: req.Method, cancel: cancel, done: make(chan struct{})}

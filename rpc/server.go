@@ -307,8 +307,10 @@ func (s *Server) notify(ctx context.Context, method string, params any) error {
 	return err
 }
 
-// checkState refuses requests the lifecycle does not allow.
-func (s *Server) checkState(method string) error {
+// checkState refuses requests the lifecycle does not allow. A request read
+// before shutdown (early) is served even when its handler starts after
+// shutdown's: shutdown promises to answer those first.
+func (s *Server) checkState(method string, early bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch s.state {
@@ -324,6 +326,9 @@ func (s *Server) checkState(method string) error {
 		}
 		return fmt.Errorf("%w: send initialize with {\"vault\": \"/path/to/vault\"} before %s", errNotInitialized, method)
 	case stateShutdown:
+		if early && method != protocol.MethodShutdown && method != protocol.MethodInitialize {
+			return nil
+		}
 		return fmt.Errorf("%w: %s refused after shutdown; send exit", errShutDown, method)
 	}
 	return nil
@@ -369,7 +374,7 @@ func (s *Server) dispatch(ctx context.Context, reply replyFunc, req *jsonrpc2.Re
 		return nil
 	}
 	if known || strings.HasPrefix(req.Method, "test/") {
-		if err := s.checkState(req.Method); err != nil {
+		if err := s.checkState(req.Method, receivedBeforeShutdown(ctx)); err != nil {
 			return reply(ctx, nil, err)
 		}
 	}
