@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +36,27 @@ type env struct {
 	listChanged chan struct{}
 	mu          sync.Mutex
 	progress    []string
+	// progressed is signalled after each progress notification.
+	progressed chan struct{}
+}
+
+// awaitProgress waits until the progress messages received so far satisfy
+// ok, or ctx ends; it returns them. The client handles notifications on
+// their own goroutines, so one may be recorded after the call's result.
+func (e *env) awaitProgress(ctx context.Context, ok func([]string) bool) []string {
+	for {
+		e.mu.Lock()
+		steps := slices.Clone(e.progress)
+		e.mu.Unlock()
+		if ok(steps) {
+			return steps
+		}
+		select {
+		case <-e.progressed:
+		case <-ctx.Done():
+			return steps
+		}
+	}
 }
 
 type envOptions struct {
@@ -69,7 +91,7 @@ var offline = mcp.ModelInfo{Name: "offline", Offline: true}
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	e := &env{dir: fixture.CopyWithLinks(t), updated: make(chan string, 64), listChanged: make(chan struct{}, 64)}
+	e := &env{dir: fixture.CopyWithLinks(t), updated: make(chan string, 64), listChanged: make(chan struct{}, 64), progressed: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	opening := startVault(t, service.Options{Vault: e.dir, Model: o.model, Journal: o.journal, Embedder: o.embedder})
 	var v mcp.Opening = opening
@@ -102,6 +124,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 			e.mu.Lock()
 			e.progress = append(e.progress, r.Params.Message)
 			e.mu.Unlock()
+			select {
+			case e.progressed <- struct{}{}:
+			default:
+			}
 		},
 	})
 	cs, err := client.Connect(ctx, ct, nil)

@@ -494,12 +494,12 @@ func TestAskVault(t *testing.T) {
 	if !slices.Contains(cited, "recipes/Sourdough Starter.md") {
 		t.Errorf("citations %v", cited)
 	}
-	// The progress notifications went out before the result.
-	e.mu.Lock()
-	steps := slices.Clone(e.progress)
-	e.mu.Unlock()
-	if !slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "Searching notes for") }) ||
-		!slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "Read") }) {
+	// The progress notifications reported the run's steps.
+	seen := func(steps []string) bool {
+		return slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "Searching notes for") }) &&
+			slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "Read") })
+	}
+	if steps := e.awaitProgress(ctxT(t), seen); !seen(steps) {
 		t.Errorf("progress steps %q", steps)
 	}
 }
