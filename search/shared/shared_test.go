@@ -19,26 +19,35 @@ import (
 	"github.com/vault-agent/vault-agent/vault"
 )
 
+// holderAndFollower starts on a new place two processes' indexes on one place, the first
+// holding it, and returns a check that a value read through each is the
+// same, as JSON (what a front-end can see of it); with allowNull false, an
+// empty (null) value is an error too.
+func holderAndFollower(t *testing.T, allowNull bool) (pl place, holder, follower *Index, same func(name string, get func(x *Index) any)) {
+	t.Helper()
+	pl = newPlace(t)
+	holder = pl.started(t)
+	follower = pl.started(t)
+	if !holder.Holding() || follower.Holding() {
+		t.Fatalf("holding: first %v, second %v", holder.Holding(), follower.Holding())
+	}
+	same = func(name string, get func(x *Index) any) {
+		t.Helper()
+		a, _ := json.Marshal(get(holder))
+		b, _ := json.Marshal(get(follower))
+		if string(a) != string(b) || (!allowNull && string(a) == "null") {
+			t.Errorf("%s: the holder has %s, the follower %s", name, a, b)
+		}
+	}
+	return pl, holder, follower, same
+}
+
 // The first process to open an index holds it; the next reaches it
 // through the holder, and every operation answers there as it does at the
 // holder: the same results, and errors that match the same sentinels.
 func TestFollowerAnswersAsTheHolder(t *testing.T) {
-	pl := newPlace(t)
-	holder := pl.started(t)
-	follower := pl.started(t)
-	if !holder.Holding() || follower.Holding() {
-		t.Fatalf("holding: first %v, second %v", holder.Holding(), follower.Holding())
-	}
+	pl, holder, follower, same := holderAndFollower(t, true)
 	ctx := ctxT(t)
-	same := func(name string, get func(x *Index) any) {
-		t.Helper()
-		// As JSON: what a front-end can see of them.
-		a, _ := json.Marshal(get(holder))
-		b, _ := json.Marshal(get(follower))
-		if string(a) != string(b) {
-			t.Errorf("%s: the holder has %s, the follower %s", name, a, b)
-		}
-	}
 	searchFor := func(q string) func(x *Index) any {
 		return func(x *Index) any {
 			res, err := x.Search(ctx, search.Request{Query: q, Limit: 5, From: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)})

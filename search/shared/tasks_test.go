@@ -1,7 +1,6 @@
 package shared
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -12,21 +11,8 @@ import (
 // Tasks, notes by property, daily notes and the operators' matches reach a
 // follower as the holder has them.
 func TestFollowerTasksAndProperties(t *testing.T) {
-	pl := newPlace(t)
-	holder := pl.started(t)
-	follower := pl.started(t)
-	if !holder.Holding() || follower.Holding() {
-		t.Fatalf("holding: first %v, second %v", holder.Holding(), follower.Holding())
-	}
+	_, _, follower, same := holderAndFollower(t, false)
 	ctx := ctxT(t)
-	same := func(name string, get func(x *Index) any) {
-		t.Helper()
-		a, _ := json.Marshal(get(holder))
-		b, _ := json.Marshal(get(follower))
-		if string(a) != string(b) || string(a) == "null" {
-			t.Errorf("%s: the holder has %s, the follower %s", name, a, b)
-		}
-	}
 	since := time.Date(2026, 3, 1, 0, 0, 0, 0, time.Local)
 	same("tasks", func(x *Index) any {
 		tasks, total, err := x.Tasks(ctx, search.TaskQuery{Text: "outbox OR cron", From: since, Limit: 2})
