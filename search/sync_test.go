@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -532,21 +533,61 @@ func TestFullIndexPartitioned(t *testing.T) {
 	}
 }
 
-// TestSyncWaitsForPersister checks that a bulk sync does not run ahead of
-// the persister by more than maxUnpersisted batches (their segments stay in
-// memory until persisted).
+// TestSyncWaitsForPersister checks that a sync does not run ahead of the
+// persister by more than maxUnpersisted batches (their segments stay in
+// memory until persisted). The persister is made as slow as it can be:
+// bleve's signal that it persisted a batch reaches the writer only when
+// the writer waits for that batch, so every batch past the first
+// maxUnpersisted must wait for one, whatever the machine's speed.
 func TestSyncWaitsForPersister(t *testing.T) {
+	var mu sync.Mutex
+	held := map[chan error]func(){} // signals not handed on yet
+	waited := map[chan error]bool{} // batches the writer waits for
+	batches := 0
+	testHoldPersisted = func(ch chan error, deliver func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		batches++
+		if waited[ch] {
+			deliver()
+			return
+		}
+		held[ch] = deliver
+	}
+	testWaitPersisted = func(ch chan error) {
+		mu.Lock()
+		defer mu.Unlock()
+		waited[ch] = true
+		if deliver := held[ch]; deliver != nil {
+			delete(held, ch)
+			deliver()
+		}
+	}
+	defer func() { testHoldPersisted, testWaitPersisted = nil, nil }()
+
 	files := map[string]string{}
 	for i := 0; i < 60; i++ {
 		files[fmt.Sprintf("note %02d.md", i)] = fmt.Sprintf("# Note %d\nword%d\n", i, i)
 	}
 	dir := writeVault(t, files)
 	ix, _ := openDisk(t, dir, filepath.Join(t.TempDir(), "idx")) // 20 batches of 3
-	if n, ahead := ix.persistWaits.Load(), ix.persistAhead.Load(); n == 0 || ahead > maxUnpersisted {
-		t.Errorf("the writer waited for the persister %d times in 20 batches, and was up to %d batches ahead of it", n, ahead)
+	mu.Lock()
+	defer mu.Unlock()
+	if batches != 20 {
+		t.Fatalf("%d batches, want 20", batches)
+	}
+	if n, ahead := ix.persistWaits.Load(), ix.persistAhead.Load(); n != int64(batches-maxUnpersisted) || ahead != maxUnpersisted {
+		t.Errorf("the writer waited for the persister %d times in %d batches (want %d), and was up to %d batches ahead of it (want %d)",
+			n, batches, batches-maxUnpersisted, ahead, maxUnpersisted)
+	}
+	if len(held) > 0 {
+		t.Errorf("the sync ended without the signals of %d batches", len(held))
 	}
 	if ix.Count() != 60 {
 		t.Errorf("%d notes", ix.Count())
+	}
+	if m, ok := ix.Note("note 59.md"); !ok || !m.hasLens {
+		t.Errorf("the last batch's note: %+v, %v", m, ok)
 	}
 }
 

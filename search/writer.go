@@ -69,6 +69,17 @@ func step(name string) {
 	}
 }
 
+// testHoldPersisted and testWaitPersisted, set by tests only, let a test
+// choose when the writer learns that bleve persisted a batch: each batch's
+// persistence signal goes to testHoldPersisted (ch is the batch's channel)
+// with deliver, which hands it on whenever the test calls it, and
+// testWaitPersisted is called with a batch's channel when the writer is
+// about to block until its signal comes.
+var (
+	testHoldPersisted func(ch chan error, deliver func())
+	testWaitPersisted func(ch chan error)
+)
+
 // maxUnpersisted is how many written batches may wait for the persister.
 const maxUnpersisted = 2
 
@@ -157,7 +168,15 @@ func (w *writer) maybeFlush(final bool) error {
 	var persisted chan error
 	if ix.path != "" {
 		persisted = make(chan error, 1)
-		w.b.SetPersistedCallback(func(err error) { persisted <- err })
+		ch, hold := persisted, testHoldPersisted
+		w.b.SetPersistedCallback(func(err error) {
+			deliver := func() { ch <- err }
+			if hold != nil {
+				hold(ch, deliver)
+				return
+			}
+			deliver()
+		})
 	}
 	ix.idxMu.RLock()
 	err := ix.idx.Batch(w.b)
@@ -230,6 +249,9 @@ func (f *flight) wait(block bool, timeout <-chan time.Time) bool {
 		if !block {
 			return false
 		}
+	}
+	if testWaitPersisted != nil {
+		testWaitPersisted(f.persisted)
 	}
 	select {
 	case f.err = <-f.persisted:
