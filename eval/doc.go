@@ -15,6 +15,10 @@
 // 'porter unicode61', the question's words joined by OR, ranked by
 // bm25(10, 5, 1).
 //
+// vault-agent's index is searched as a later run sees it: when the sync
+// before the questions wrote anything, the index is closed and opened
+// again first, so the figures are those of the index on disk.
+//
 // The package is a measuring tool for `make eval`; the vault-agent binary
 // does not use it.
 package eval

@@ -159,7 +159,11 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 	if err != nil {
 		return nil, stats, err
 	}
-	defer ix.Close()
+	defer func() {
+		if ix != nil {
+			ix.Close()
+		}
+	}()
 	if opts.Rebuild {
 		stats, err = ix.Rebuild(ctx, opts.Progress)
 	} else {
@@ -167,6 +171,14 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 	}
 	if err != nil {
 		return nil, stats, err
+	}
+	if stats.Added+stats.Updated+stats.Removed > 0 || stats.Rebuilt {
+		// The questions are asked of the index as a later run opens it
+		// from the disk, not as the run that wrote it holds it, which is
+		// what a person searches nearly every time.
+		if ix, err = reopen(ctx, ix, search.Options{Path: dir, Vault: v, Logger: opts.Logger}); err != nil {
+			return nil, stats, err
+		}
 	}
 	searchers := []searcher{{"vault-agent", ix.Search}}
 	if emb != nil {
@@ -250,6 +262,22 @@ func runEngine(ctx context.Context, name string, notes int, fn func(context.Cont
 		e.Outcomes = append(e.Outcomes, Judge(q, ranked))
 	}
 	return e
+}
+
+// reopen closes ix and opens and syncs its index again.
+func reopen(ctx context.Context, ix *search.Index, o search.Options) (*search.Index, error) {
+	if err := ix.Close(); err != nil {
+		return nil, fmt.Errorf("close the index: %w", err)
+	}
+	ix, err := search.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ix.Sync(ctx, nil); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
 }
 
 // evalIndexDir is the default index directory of the vault at root:
