@@ -466,10 +466,27 @@ func (p *posting) advance(id index.IndexInternalID) error {
 // postingHeap orders postings by their current document.
 type postingHeap []*posting
 
-func (h postingHeap) Len() int           { return len(h) }
-func (h postingHeap) Less(i, j int) bool { return bytes.Compare(h[i].cur.ID, h[j].cur.ID) < 0 }
-func (h postingHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *postingHeap) Push(x any)        { *h = append(*h, x.(*posting)) }
+func (h postingHeap) Len() int { return len(h) }
+
+// Less orders postings by document, then by term, field and spelling, so
+// that a document's postings leave the heap in one order whatever the
+// segments the index holds: a score sums their parts in that order, and
+// floating-point sums in another order differ in the last bits.
+func (h postingHeap) Less(i, j int) bool {
+	if c := bytes.Compare(h[i].cur.ID, h[j].cur.ID); c != 0 {
+		return c < 0
+	}
+	a, b := h[i], h[j]
+	if a.term != b.term {
+		return a.term < b.term
+	}
+	if a.field != b.field {
+		return a.field < b.field
+	}
+	return a.alt < b.alt
+}
+func (h postingHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *postingHeap) Push(x any)   { *h = append(*h, x.(*posting)) }
 func (h *postingHeap) Pop() any {
 	old := *h
 	p := old[len(old)-1]
