@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,29 +139,73 @@ func TestWatchLive(t *testing.T) {
 
 // A branch switch: a watcher batch changing many notes of a larger index
 // (their text and their links, some gone, some new) is applied in
-// batches, reading the notes twice rather than holding them all, while
-// searches are answered; the index ends as a fresh index of the vault.
+// batches while searches are answered, and the index ends as a fresh index
+// of the vault. A change of a sixth of the notes is followed note by note,
+// reading the notes twice rather than holding them all; a larger one (here
+// past a lowered threshold) is applied as a sync, scanning the links of the
+// whole vault. Each is handed to Apply as one batch, and made on the disk
+// for the live watcher to find.
 func TestLargeWatcherBatch(t *testing.T) {
-	defer func(h, b int) { heldNotes, bulkNotes = h, b }(heldNotes, bulkNotes)
-	heldNotes, bulkNotes = 10, 50
+	tests := []struct {
+		name     string
+		fullScan bool
+		watch    bool
+	}{
+		{"followed note by note", false, false},
+		{"scanned in full", true, false},
+		{"followed note by note, watched", false, true},
+		{"scanned in full, watched", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func(h, b, f int) { heldNotes, bulkNotes, fullScanNotes = h, b, f }(heldNotes, bulkNotes, fullScanNotes)
+			heldNotes, bulkNotes = 10, 50
+			if tt.fullScan {
+				fullScanNotes = 20
+			}
+			largeChange(t, tt.fullScan, tt.watch)
+		})
+	}
+}
+
+// largeChange runs one case of TestLargeWatcherBatch.
+func largeChange(t *testing.T, fullScan, watch bool) {
 	const n = 600
 	files := map[string]string{}
 	for i := 0; i < n; i++ {
 		files[fmt.Sprintf("b%d/note %03d.md", i%6, i)] = fmt.Sprintf("# Note %d\nmain word%d, see [[note %03d]].\n", i, i, (i+1)%n)
 	}
 	dir := writeVault(t, files)
-	ix, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "idx"), Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 10})
+	ix, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "idx"), Vault: openVault(t, dir), Logger: testLogger(t), BatchSize: 10, Debounce: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.Close()
+	defer func() {
+		ix.Close() // the watcher's writer is done with testStep
+		testStep = nil
+	}()
 	if _, err := ix.Sync(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
+	// The writer waits at its second batch until a search was answered.
+	paused, resume := make(chan struct{}), make(chan struct{})
+	var batches atomic.Int32
+	testStep = func(step string) {
+		if step == "batched" && batches.Add(1) == 2 {
+			close(paused)
+			<-resume
+		}
+	}
+	ch, unsub := ix.Subscribe()
+	defer unsub()
+	if watch {
+		if err := ix.Watch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// The other branch: a sixth of the notes differ (their links too), a
-	// few are not there, a few are new. A sixth of 600 is within what the
-	// index follows note by note (fullLinkScan).
+	// few are not there, a few are new.
 	var changes []vault.Change
 	for i := 0; i < n; i += 6 {
 		p := fmt.Sprintf("b%d/note %03d.md", i%6, i)
@@ -179,28 +224,20 @@ func TestLargeWatcherBatch(t *testing.T) {
 		writeFile(t, dir, p, fmt.Sprintf("# New %d\nbranch only, see [[note %03d]].\n", i, i*13))
 		changes = append(changes, vault.Change{Path: p})
 	}
-	if len(changes) <= heldNotes || fullLinkScan(ix.Count(), len(changes)) {
-		t.Fatalf("%d changes: not a large incremental change", len(changes))
+	if len(changes) <= heldNotes || fullLinkScan(n, len(changes)) != fullScan {
+		t.Fatalf("%d changes: not the large change wanted", len(changes))
 	}
 
-	// The writer waits at its second batch until a search was answered.
-	paused, resume := make(chan struct{}), make(chan struct{})
-	batches := 0
-	testStep = func(step string) {
-		if step == "batched" {
-			if batches++; batches == 2 {
-				close(paused)
-				<-resume
-			}
-		}
-	}
-	defer func() { testStep = nil }()
 	applied := make(chan error, 1)
-	go func() { applied <- ix.Apply(context.Background(), vault.Batch{Changes: changes}) }()
+	if !watch {
+		go func() { applied <- ix.Apply(context.Background(), vault.Batch{Changes: changes}) }()
+	}
 	select {
 	case <-paused:
 	case err := <-applied:
 		t.Fatalf("applied without a second batch: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("no second batch written within a minute")
 	}
 	done := make(chan struct{})
 	go func() {
@@ -215,19 +252,21 @@ func TestLargeWatcherBatch(t *testing.T) {
 		t.Fatal("a search waits for the change to be applied")
 	}
 	close(resume)
-	if err := <-applied; err != nil {
+	if watch {
+		waitFor(t, ix, ch, time.Minute, "the change applied", func() bool { return diskMatches(t, ix) })
+	} else if err := <-applied; err != nil {
 		t.Fatal(err)
 	}
-	if batches < 5 {
-		t.Errorf("%d changes written in %d batches", len(changes), batches)
+	if b := batches.Load(); b < 5 {
+		t.Errorf("%d changes written in %d batches", len(changes), b)
 	}
 	assertSameAsFresh(t, ix, dir, "branch", "main", "word42")
 	fresh := openIndex(t, dir, "")
 	for _, p := range fresh.Paths() {
 		a, _ := ix.Note(p)
 		b, _ := fresh.Note(p)
-		if a.inHash != b.inHash || a.outHash != b.outHash {
-			t.Errorf("%s: links differ from a fresh index", p)
+		if a.inHash != b.inHash || a.outHash != b.outHash || a.lens != b.lens {
+			t.Errorf("%s: links or field lengths differ from a fresh index", p)
 		}
 	}
 }
