@@ -89,8 +89,10 @@ clean:
 # semantic search with a real sentence encoder (the embeddings server of
 # scripts/embedserver, started for the run; vectors cached by text in
 # EVAL_EMBED_CACHE, so only the first run of a vault embeds it: the hub's
-# 25,666 chunks take hours on 2 shared cores); EVAL_EMBED=random checks that
-# vectors without signal leave hybrid search equal to lexical.
+# 25,666 chunks take hours on 2 shared cores), and the offline answer check
+# over hybrid search too; EVAL_EMBED=random checks that vectors without
+# signal leave hybrid search equal to lexical. EVAL_FLAGS="--answers FILE"
+# writes every answer (FILE-hybrid.md: over hybrid search) to read them.
 EVAL_VAULTS ?= ../vaults
 EVAL_SHARED ?= ../shared/eval
 EVAL_SETS ?= $(EVAL_VAULTS)/obsidian-hub=$(EVAL_SHARED)/hub-questions.json \

@@ -11,7 +11,6 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/agent/offline"
-	"github.com/vault-agent/vault-agent/search"
 )
 
 // AskOutcome is how the offline ask did on one question: the notes its
@@ -173,9 +172,16 @@ func JudgeAnswer(q Question, answer string, ix looker) AskOutcome {
 	return o
 }
 
+// askIndex is what the answer check asks over: the agent's index, whose
+// Lookup resolves the answer's citations.
+type askIndex interface {
+	agent.Index
+	looker
+}
+
 // RunAsks asks every question with the offline model over ix, with the
 // default run configuration of `vault-agent ask`.
-func RunAsks(ctx context.Context, ix *search.Index, qs []Question) (*Asks, error) {
+func RunAsks(ctx context.Context, ix askIndex, qs []Question) (*Asks, error) {
 	a, err := agent.New(agent.Deps{Index: ix, Model: offline.New()})
 	if err != nil {
 		return nil, err

@@ -19,6 +19,11 @@
 // before the questions wrote anything, the index is closed and opened
 // again first, so the figures are those of the index on disk.
 //
+// The answer check asks every question with the offline model, as
+// `vault-agent ask` does with no key, and judges the answer's citations;
+// with an embedding model it asks again over hybrid search, as `ask` does
+// when a model is configured.
+//
 // The package is a measuring tool for `make eval`; the vault-agent binary
 // does not use it.
 package eval

@@ -118,6 +118,24 @@ func TestRunVaultAgent(t *testing.T) {
 	}
 }
 
+// With an embedding model the answer check runs twice: over lexical
+// search, and over hybrid search as `vault-agent ask` does with a model.
+func TestRunAsksWithModel(t *testing.T) {
+	qs := []Question{{Q: "how do I keep my sourdough starter alive", Expect: []string{"recipes/Sourdough Starter.md"}, Kind: "paraphrase"}}
+	es, _, err := RunVaultAgentModes(context.Background(), Options{Vault: filepath.Join("..", "testdata", "vault"), Index: t.TempDir(), Embed: "words", Ask: true}, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 3 || es[0].Asks == nil || es[1].Asks == nil || es[2].Asks != nil {
+		t.Fatalf("engines %d, answer checks: lexical %v, hybrid %v, semantic %v", len(es), es[0].Asks != nil, es[1].Asks != nil, len(es) > 2 && es[2].Asks != nil)
+	}
+	for _, e := range es[:2] {
+		if o := e.Asks.Outcomes[0]; !o.Hit || o.Err != "" {
+			t.Errorf("%s: answer %+v, want one citing the starter note", e.Name, o)
+		}
+	}
+}
+
 type fakeLookup map[string]string
 
 func (f fakeLookup) Lookup(name string) (string, error) {

@@ -181,6 +181,7 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 		}
 	}
 	searchers := []searcher{{"vault-agent", ix.Search}}
+	var hybrid askIndex // the index the answer check's hybrid run searches
 	if emb != nil {
 		sem, err := semantic.Open(semantic.Options{Index: ix, Embedder: emb, Path: filepath.Clean(dir) + "-vectors-" + fileSafe(opts.Embed) + ".db", Logger: opts.Logger})
 		if err != nil {
@@ -193,6 +194,7 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 		}
 		fmt.Fprintf(os.Stderr, "vectors (%s): %d notes, %d chunks, %d embedded now, %.1f MB\n", emb.Model(), st.Notes, st.Chunks, st.Embedded, float64(sem.MemoryBytes())/1e6)
 		searchers[0].name = search.ModeLexical
+		hybrid = hybridIndex{Index: ix, sem: sem}
 		for _, mode := range []string{search.ModeHybrid, search.ModeSemantic} {
 			searchers = append(searchers, searcher{mode, func(ctx context.Context, r search.Request) (*search.Results, error) {
 				r.Mode = mode
@@ -208,8 +210,26 @@ func RunVaultAgentModes(ctx context.Context, opts Options, qs []Question) ([]*En
 		if engines[0].Asks, err = RunAsks(ctx, ix, qs); err != nil {
 			return nil, stats, err
 		}
+		if hybrid != nil {
+			// As `vault-agent ask` does with an embedding model: the
+			// agent's searches are hybrid.
+			if engines[1].Asks, err = RunAsks(ctx, hybrid, qs); err != nil {
+				return nil, stats, err
+			}
+		}
 	}
 	return engines, stats, nil
+}
+
+// hybridIndex is the index with its searches made by the semantic engine,
+// in the mode each request names (hybrid when none).
+type hybridIndex struct {
+	*search.Index
+	sem *semantic.Engine
+}
+
+func (h hybridIndex) Search(ctx context.Context, req search.Request) (*search.Results, error) {
+	return h.sem.Search(ctx, req)
 }
 
 // searcher is one way of searching: a mode of vault-agent's search.

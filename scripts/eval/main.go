@@ -2,7 +2,7 @@
 // a question set over a vault (see the eval package). `make eval` runs it:
 //
 //	make eval VAULT=../vaults/obsidian-hub QUESTIONS=../shared/eval/hub-questions.json
-//	go run ./scripts/eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed use-lite]
+//	go run ./scripts/eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed use-lite] [--answers FILE]
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/vault-agent/vault-agent/eval"
 	"github.com/vault-agent/vault-agent/search"
@@ -38,6 +39,7 @@ func run() error {
 	embedBase := fs.String("embed-base-url", "", "an OpenAI-compatible endpoint serving the model --embed names, e.g. http://localhost:11434/v1 for Ollama")
 	embedCache := fs.String("embed-cache", "", "where use-lite's vectors are cached by text, so a re-run embeds nothing new (default: vault-agent-eval/embed in the user cache dir)")
 	ask := fs.Bool("ask", true, "also ask every question with the offline model and check that the answer cites an expected note")
+	answers := fs.String("answers", "", "write every question's offline answer to this file (markdown), to read them side by side with another run's; with --embed, the answers made over hybrid search go to FILE-hybrid.md")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: eval --vault DIR --questions FILE [--verbose] [--index DIR] [--rebuild] [--embed use-lite|random|words]\n\n"+
 			"Runs every question through vault-agent's search and an SQLite FTS5 baseline (python3's sqlite3:\n"+
@@ -88,6 +90,42 @@ func run() error {
 		fmt.Printf("warning: %d expected notes are not in the vault: %v\n\n", len(missing), missing[:min(5, len(missing))])
 	}
 	eval.Report(os.Stdout, qs, append(ours, base), *verbose)
+	if *answers != "" {
+		for i, e := range ours {
+			if e.Asks == nil {
+				continue
+			}
+			path := *answers
+			if i > 0 { // answers.md, answers-hybrid.md
+				ext := filepath.Ext(path)
+				path = strings.TrimSuffix(path, ext) + "-" + e.Name + ext
+			}
+			if err := writeAnswers(path, qs, e.Asks); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeAnswers writes every question with its offline answer and how the
+// answer check judged it.
+func writeAnswers(path string, qs []eval.Question, a *eval.Asks) error {
+	var b strings.Builder
+	for i, q := range qs {
+		if i >= len(a.Outcomes) {
+			break
+		}
+		o := a.Outcomes[i]
+		fmt.Fprintf(&b, "## [%s] %s\n\nfirst line expected: %v; cited lines from expected notes: %d of %d; expected cited anywhere: %v\n\n%s\n\n",
+			q.Kind, q.Q, o.FirstHit, o.Expected, o.Lines, o.Hit, o.Answer)
+		if o.Err != "" {
+			fmt.Fprintf(&b, "error: %s\n\n", o.Err)
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write the answers: %w", err)
+	}
 	return nil
 }
 
