@@ -33,6 +33,12 @@ import (
 //     note holding every word leaves the vectors betaHeld; a query whose
 //     words the vault barely holds (the person asks in other words than
 //     the notes use) leans on the vectors, up to betaMiss;
+//   - how far the words set their first note apart: the second lexical
+//     score over the first (a common predictor of a ranking's quality, the
+//     score gap). At or below marginLow the words name one note far
+//     better than any other and the vectors get no weight; the weight
+//     grows to its full value as the two scores meet, where the words
+//     cannot tell the notes apart and the vectors decide;
 //   - a strong lexical hit, a note whose title or alias is the query, or a
 //     first hit holding all the query's words with a clear margin over the
 //     second, is never pushed out of the first `protect` results;
@@ -48,6 +54,9 @@ type fusion struct {
 	strongMargin float64
 	// semFloorRank is the rank of the semantic list whose cosine scores 0.
 	semFloorRank int
+	// marginLow is the ratio of the second lexical score to the first at
+	// or below which the vectors get no weight.
+	marginLow float64
 }
 
 // defaultFusion was chosen on the help vocabulary and rockman question
@@ -65,14 +74,34 @@ var defaultFusion = fusion{
 	protect:      3,
 	strongMargin: 0.8,
 	semFloorRank: 10,
+	marginLow:    0.5,
 }
 
 // beta is the weight of the vectors for a query whose lexical search saw
-// m, with vectors trusted as far as trust (0..1).
-func (f fusion) beta(m search.Match, trust float64) float64 {
+// m and ranked lex, with vectors trusted as far as trust (0..1).
+func (f fusion) beta(m search.Match, lex []search.Result, trust float64) float64 {
 	t := (f.heldHigh - m.Held) / (f.heldHigh - f.heldLow)
 	t = min(max(t, 0), 1)
-	return trust * (f.betaHeld + t*(f.betaMiss-f.betaHeld))
+	gap := (lexMargin(lex) - f.marginLow) / (1 - f.marginLow)
+	return trust * min(max(gap, 0), 1) * (f.betaHeld + t*(f.betaMiss-f.betaHeld))
+}
+
+// lexMargin is the second lexical score over the first, notes whose title
+// or alias is the query left out (they stay first whatever the fusion);
+// 1 when there are not two such scores to compare: a single hit is no
+// sign that the words found the right note.
+func lexMargin(lex []search.Result) float64 {
+	var first float64
+	for _, x := range lex {
+		switch {
+		case search.IsExact(x.Score):
+		case first == 0:
+			first = x.Score
+		case first > 0:
+			return x.Score / first
+		}
+	}
+	return 1
 }
 
 // candidate is a note of either list.

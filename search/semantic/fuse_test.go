@@ -12,13 +12,7 @@ import (
 
 func TestFuse(t *testing.T) {
 	exact := 1e4 + 3 // the score of a note whose title is the query
-	lex := func(scores ...float64) []search.Result {
-		out := make([]search.Result, len(scores))
-		for i, s := range scores {
-			out[i] = search.Result{Path: string(rune('a' + i)), Score: s}
-		}
-		return out
-	}
+	lex := lexHits
 	// The vectors rank x, y, z, w first and know a, b, c as poor matches.
 	sem := semList{paths: []string{"x", "y", "z", "w", "c", "b"}, scores: []float32{0.9, 0.88, 0.86, 0.84, 0.5, 0.45}}
 	cosOf := func(p string) (float32, bool) { return map[string]float32{"a": 0.3}[p], p == "a" }
@@ -65,21 +59,42 @@ func TestFuse(t *testing.T) {
 
 func TestBeta(t *testing.T) {
 	f := defaultFusion
+	tied := lexHits(10, 10) // the words cannot tell the first two notes apart
 	for _, c := range []struct {
+		name              string
 		held, trust, want float64
+		lex               []search.Result
 	}{
-		{1, 1, f.betaHeld},
-		{f.heldHigh, 1, f.betaHeld},
-		{f.heldLow, 1, f.betaMiss},
-		{0.1, 1, f.betaMiss},
-		{(f.heldHigh + f.heldLow) / 2, 1, (f.betaHeld + f.betaMiss) / 2},
-		{0.1, 0, 0},
-		{0.1, 0.5, f.betaMiss / 2},
+		{"all words held", 1, 1, f.betaHeld, tied},
+		{"held at the high mark", f.heldHigh, 1, f.betaHeld, tied},
+		{"held at the low mark", f.heldLow, 1, f.betaMiss, tied},
+		{"few words held", 0.1, 1, f.betaMiss, tied},
+		{"half way", (f.heldHigh + f.heldLow) / 2, 1, (f.betaHeld + f.betaMiss) / 2, tied},
+		{"no trust", 0.1, 0, 0, tied},
+		{"half trust", 0.1, 0.5, f.betaMiss / 2, tied},
+		{"one hit", 0.1, 1, f.betaMiss, lexHits(10)},
+		{"first far ahead", 0.1, 1, 0, lexHits(10, 10*f.marginLow)},
+		{"first ahead", 0.1, 1, f.betaMiss / 2, lexHits(10, 10*(1+f.marginLow)/2)},
+		{"exact title first, then close", 0.1, 1, f.betaMiss, append(exactHit("t"), tied...)},
+		{"exact title first, then far ahead", 0.1, 1, 0, append(exactHit("t"), lexHits(10, 1)...)},
 	} {
-		if got := f.beta(search.Match{Held: c.held}, c.trust); fmt.Sprintf("%.6f", got) != fmt.Sprintf("%.6f", c.want) {
-			t.Errorf("beta(held %.2f, trust %.1f) = %.3f, want %.3f", c.held, c.trust, got, c.want)
+		if got := f.beta(search.Match{Held: c.held}, c.lex, c.trust); fmt.Sprintf("%.6f", got) != fmt.Sprintf("%.6f", c.want) {
+			t.Errorf("%s: beta(held %.2f, trust %.1f) = %.3f, want %.3f", c.name, c.held, c.trust, got, c.want)
 		}
 	}
+}
+
+// lexHits are lexical results a, b, c... with these scores.
+func lexHits(scores ...float64) []search.Result {
+	out := make([]search.Result, len(scores))
+	for i, s := range scores {
+		out[i] = search.Result{Path: string(rune('a' + i)), Score: s}
+	}
+	return out
+}
+
+func exactHit(path string) []search.Result {
+	return []search.Result{{Path: path, Score: 1e4 + 5}}
 }
 
 // A vault of notes of several sections, on varied subjects.

@@ -148,7 +148,7 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 		if !measured {
 			trust = e.weight(r, lex.Results)
 		}
-		beta = e.fusion.beta(lex.Match, trust)
+		beta = e.fusion.beta(lex.Match, lex.Results, trust)
 		if beta == 0 {
 			return cut(lex), nil
 		}
