@@ -56,6 +56,9 @@ type LocalSearchResult struct {
 	Fuzzy   bool            `json:"fuzzy,omitempty"`
 	Partial bool            `json:"partial,omitempty"`
 	Hint    string          `json:"hint,omitempty"`
+	// Terms are the words searched for with their weight in the vault
+	// (rare words say most about which note is meant).
+	Terms []search.TermWeight `json:"terms,omitempty"`
 }
 
 // ReadNoteArgs are the arguments of readNote.
@@ -316,7 +319,7 @@ func runLocalSearch(ctx context.Context, env toolEnv, a LocalSearchArgs) (any, e
 		}
 		return nil, toolErrorf("search failed: %v", err)
 	}
-	out := &LocalSearchResult{Query: query, Results: make([]search.Result, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy, Partial: res.Partial}
+	out := &LocalSearchResult{Query: query, Results: make([]search.Result, 0, len(res.Results)), Total: res.Total, Fuzzy: res.Fuzzy, Partial: res.Partial, Terms: roundWeights(res.Match.Terms)}
 	for _, r := range res.Results {
 		r.Score = roundScore(r.Score)
 		out.Results = append(out.Results, r)
@@ -325,6 +328,17 @@ func runLocalSearch(ctx context.Context, env toolEnv, a LocalSearchArgs) (any, e
 		out.Hint = "No note matched all the terms; these notes match only some of them. Check they are relevant, or search again with other words."
 	}
 	return out, nil
+}
+
+// roundWeights rounds the terms' weights as scores are, for a shorter
+// result.
+func roundWeights(ts []search.TermWeight) []search.TermWeight {
+	out := make([]search.TermWeight, len(ts))
+	for i, t := range ts {
+		t.IDF = float64(int64(t.IDF*100+0.5)) / 100
+		out[i] = t
+	}
+	return out
 }
 
 func roundScore(f float64) float64 {

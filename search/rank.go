@@ -106,13 +106,27 @@ type rankAlt struct {
 // rankStats is what a ranked search learns, read once the search is done.
 type rankStats struct {
 	mu        sync.Mutex
-	best      int        // most content terms one note matched
-	held      float64    // largest share of the query's IDF one note holds
-	content   int        // content terms searched for
-	tokens    []string   // the tokens searched for: the query's, and corrections of typos
-	corrected []string   // tokens added as corrections of typos
-	fixed     bool       // a term absent from the index was corrected
-	prox      []proxTerm // the content terms some note holds, for proximity
+	best      int          // most content terms one note matched
+	held      float64      // largest share of the query's IDF one note holds
+	content   int          // content terms searched for
+	tokens    []string     // the tokens searched for: the query's, and corrections of typos
+	corrected []string     // tokens added as corrections of typos
+	fixed     bool         // a term absent from the index was corrected
+	prox      []proxTerm   // the content terms some note holds, for proximity
+	weights   []TermWeight // each word's weight, once, for Match.Terms
+}
+
+// weigh records a word's weight in the vault, once per word (a query's
+// searcher may be opened more than once).
+func (st *rankStats) weigh(tw TermWeight) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, w := range st.weights {
+		if w.Word == tw.Word {
+			return
+		}
+	}
+	st.weights = append(st.weights, tw)
 }
 
 // rankQuery is a bleve query scoring free terms as described above.
@@ -343,6 +357,7 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 		if t.idf == 0 {
 			t.idf = idf(float64(max(df, 1)), s.n)
 		}
+		q.stats.weigh(TermWeight{Word: w.surface, IDF: t.idf, Filler: w.filler, Missing: df == 0})
 		ti := len(s.terms)
 		s.terms = append(s.terms, t)
 		if !w.filler && df > 0 {

@@ -114,6 +114,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 			}
 			res.Match.Words = max(res.Match.Words, rq.stats.content)
 			res.Match.Held = max(res.Match.Held, rq.stats.held)
+			res.Match.Terms = append(res.Match.Terms, rq.stats.weights...)
 			rq.stats.mu.Unlock()
 		}
 		res.Partial = partial

@@ -80,6 +80,29 @@ type Match struct {
 	// Exact counts the results whose title or alias is exactly the query;
 	// they come first.
 	Exact int
+	// Terms are the words searched for, each with its weight in the
+	// vault, in query order: what tells a note that answers from one
+	// that shares a common word, for a caller that judges passages
+	// itself (the offline model sees only the notes found, too few to
+	// know which words are rare).
+	Terms []TermWeight
+}
+
+// TermWeight is one word of a query and how rare it is in the vault.
+type TermWeight struct {
+	// Word is the word as typed, lower-cased.
+	Word string `json:"word"`
+	// IDF is BM25's inverse document frequency of the word over the
+	// vault's notes (of its likely spelling, for a misspelt word): about
+	// 0 for a word nearly every note has, 5 or more for one a handful of
+	// notes have.
+	IDF float64 `json:"idf"`
+	// Filler marks a word of questions that says nothing about which
+	// note is meant ("way", "want", "need"): it weighs a fraction of a
+	// content word.
+	Filler bool `json:"filler,omitempty"`
+	// Missing marks a word no note holds, even misspelt.
+	Missing bool `json:"missing,omitempty"`
 }
 
 // Status describes the index for vault/status.
