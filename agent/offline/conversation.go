@@ -19,6 +19,7 @@ type searchRec struct {
 	query   string
 	total   int
 	results []search.Result
+	terms   []search.TermWeight // the words searched for, weighed over the vault
 	failed  bool
 }
 
@@ -239,6 +240,7 @@ func (st *convState) noteResult(id, name, args, content string) {
 		if !failed && json.Unmarshal([]byte(content), &r) == nil {
 			rec.results = r.Results
 			rec.total = max(r.Total, len(r.Results))
+			rec.terms = r.Terms
 		}
 		st.searches = append(st.searches, rec)
 	case agent.ToolReadNote:
