@@ -100,14 +100,7 @@ func TestSearchAdvisesSegmentsRandom(t *testing.T) {
 // snapshot, sorted.
 func snapshotSegments(t *testing.T, ix *Index) []string {
 	t.Helper()
-	adv, err := ix.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := indexReader(t, ix)
 	defer r.Close()
 	var out []string
 	for _, ss := range r.(*scorch.IndexSnapshot).Segments() {
