@@ -30,11 +30,37 @@ var bulkMu struct {
 	n      int   // syncs under the limit
 	prev   int64 // the limit before the first of them
 	prevGC int   // the GC percent before the first of them
+	// baseGC is the process's own GC percent, and servingGC the one the
+	// last sync left for serving (servingGCPercent of it); 0 before.
+	baseGC, servingGC int
+}
+
+// A serving process keeps its notes' metadata and tables on the heap
+// (about a kilobyte a note) and makes a few megabytes of garbage a search.
+// At Go's 100% the heap grows to twice the live heap between collections:
+// another 100 MB of resident memory at 100,000 notes that holds nothing
+// but garbage. After a sync the collector is started at the growth that
+// gives servingHeadroom past the live heap instead (never below
+// minServingGC%): the heap of a small vault, under servingHeadroom, is
+// left as Go sets it.
+const (
+	servingHeadroom = 64 << 20
+	minServingGC    = 25
+)
+
+// servingGCPercent returns the GC percent for serving with live bytes live,
+// the process's own percent being base.
+func servingGCPercent(live uint64, base int) int {
+	if base <= 0 || live == 0 || live*uint64(base)/100 <= servingHeadroom {
+		return base
+	}
+	return max(minServingGC, int(servingHeadroom*100/live))
 }
 
 // bulkMemoryLimit sets the soft memory limit and GC percent for a bulk
-// sync and returns the func that restores those before it. A process with
-// its own limit (GOMEMLIMIT) keeps both.
+// sync and returns the func that restores the limit before it and sets the
+// serving GC percent of the live heap then. A process with its own limit
+// (GOMEMLIMIT) keeps both.
 func bulkMemoryLimit() (restore func()) {
 	bulkMu.Lock()
 	defer bulkMu.Unlock()
@@ -57,11 +83,21 @@ func bulkMemoryLimit() (restore func()) {
 			// batch was written (150 MiB at 100,000 notes): without a
 			// collection now, the tables built after the sync could take
 			// the heap to twice that before the next cycle, far above
-			// the bulk limit. Collected now, the goal is twice what a
-			// serving index keeps.
+			// the bulk limit. Collected now, the goal is what a serving
+			// index keeps plus the serving headroom (servingGCPercent).
 			debug.FreeOSMemory()
 			debug.SetMemoryLimit(bulkMu.prev)
-			debug.SetGCPercent(bulkMu.prevGC)
+			// The percent before the sync is ours from an earlier sync,
+			// or the process's own (GOGC, or set since).
+			if bulkMu.servingGC == 0 || bulkMu.prevGC != bulkMu.servingGC {
+				bulkMu.baseGC = bulkMu.prevGC
+			}
+			gc := bulkMu.baseGC
+			if live, ok := runtimeMetric("/gc/heap/live:bytes"); ok {
+				gc = servingGCPercent(live, gc)
+			}
+			bulkMu.servingGC = gc
+			debug.SetGCPercent(gc)
 		}
 	}
 }

@@ -81,3 +81,54 @@ func TestBulkLimitFollowsTheLiveHeap(t *testing.T) {
 		t.Errorf("limit raised outside a bulk sync: %d", got)
 	}
 }
+
+func TestServingGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		base int
+		want int
+	}{
+		{0, 100, 100},
+		{20 << 20, 100, 100},              // a small vault: Go's own growth
+		{servingHeadroom, 100, 100},       // exactly the headroom
+		{128 << 20, 100, 50},              // 64 MiB past 128 MiB live
+		{100 << 20, 200, 64},              // the process's own percent, capped too
+		{40 << 20, 200, 160},              // ... to the headroom only
+		{1 << 30, 100, minServingGC},      // never below the floor
+		{128 << 20, -1, -1},               // collector off: left off
+		{128 << 20, minServingGC - 5, 20}, // under the floor already
+	} {
+		if got := servingGCPercent(c.live, c.base); got != c.want {
+			t.Errorf("servingGCPercent(%d MiB, %d) = %d, want %d", c.live>>20, c.base, got, c.want)
+		}
+	}
+}
+
+// TestServingGCAfterSync checks that the end of a bulk sync leaves the
+// collector at the serving growth of the live heap, and at the process's
+// own percent again once the live heap is small.
+func TestServingGCAfterSync(t *testing.T) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Skip("GOMEMLIMIT is set")
+	}
+	base := gcPercent()
+	defer debug.SetGCPercent(base)
+	if base != 100 {
+		t.Skipf("GOGC=%d", base)
+	}
+	ballast := make([]byte, 4*servingHeadroom)
+	for i := range ballast {
+		ballast[i] = byte(i)
+	}
+	bulkMemoryLimit()()
+	got := gcPercent()
+	runtime.KeepAlive(ballast)
+	if got >= base || got < minServingGC {
+		t.Fatalf("GC percent after a sync with %d MiB live: %d, want under %d", len(ballast)>>20, got, base)
+	}
+	ballast = nil
+	bulkMemoryLimit()()
+	if got := gcPercent(); got != base {
+		t.Fatalf("GC percent after a sync with a small heap: %d, want the process's %d", got, base)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	index "github.com/blevesearch/bleve_index_api"
+
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -136,4 +138,19 @@ func openFixture() (*Index, error) {
 		return nil, err
 	}
 	return ix, nil
+}
+
+// indexReader returns a reader of the current snapshot of ix; the caller
+// closes it.
+func indexReader(t testing.TB, ix *Index) index.IndexReader {
+	t.Helper()
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -97,6 +97,7 @@ type Index struct {
 	batchSz int
 	workers int
 	chunks  *chunkCache // parsed chunks for snippets
+	advice  segmentAdvice
 	fill    fillers
 	feeds   changeFeeds // SubscribeChanges
 

@@ -37,14 +37,7 @@ func fieldPostings(t *testing.T, ix *Index, field string) map[string]map[string]
 	t.Helper()
 	ix.idxMu.RLock()
 	defer ix.idxMu.RUnlock()
-	adv, err := ix.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := indexReader(t, ix)
 	defer r.Close()
 	dict, err := r.FieldDict(field)
 	if err != nil {

@@ -142,8 +142,9 @@ func (s *noteStore) load() (storeState, error) {
 		st.id = string(info.Get(infoIndex))
 		st.interrupted = info.Get(infoWriting) != nil
 		if b := tx.Bucket(bucketNotes); b != nil {
+			tags := map[string]string{}
 			err := b.ForEach(func(k, v []byte) error {
-				m, err := decodeNoteRecord(string(k), v)
+				m, err := decodeNoteRecordTags(string(k), v, tags)
 				if err != nil {
 					return fmt.Errorf("record of %q: %w", k, err)
 				}

@@ -136,7 +136,9 @@ func (ix *Index) buildTitles() {
 	var vocab map[string]int
 	ix.buildTable(func(notes map[string]*NoteMeta) {
 		idx = make(map[string][]string, len(notes))
-		vocab = make(map[string]int, len(notes))
+		// Not sized by the notes: titles share most of their words, and
+		// the map would keep room for ten times the words it holds.
+		vocab = make(map[string]int)
 		for _, m := range notes {
 			for _, k := range ix.noteTitleKeys(m) {
 				idx[k] = append(idx[k], m.Path)

@@ -271,6 +271,7 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	if ix.testBeforeSearch != nil {
 		ix.testBeforeSearch()
 	}
+	ix.advice.adviseSegments(ix.idx)
 	sres, err := ix.idx.SearchInContext(ctx, sr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: %w", err)

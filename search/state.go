@@ -74,6 +74,9 @@ func appendStrs(b []byte, ss []string) []byte {
 type stateReader struct {
 	b   []byte
 	err error
+	// tags, when not nil, holds one copy of each tag read: a vault has far
+	// fewer tags than notes carrying them.
+	tags map[string]string
 }
 
 func (r *stateReader) uvarint() uint64 {
@@ -132,7 +135,13 @@ func (r *stateReader) raw() []byte {
 	return b
 }
 
-func (r *stateReader) strs() []string {
+func (r *stateReader) strs() []string { return r.list(nil) }
+
+// tagList reads a list of tags, each interned in r.tags when set.
+func (r *stateReader) tagList() []string { return r.list(r.tags) }
+
+// list reads a list of strings, interned in intern when not nil.
+func (r *stateReader) list(intern map[string]string) []string {
 	n := r.uvarint()
 	if r.err != nil || n == 0 {
 		return nil
@@ -143,7 +152,17 @@ func (r *stateReader) strs() []string {
 	}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = r.str()
+		if intern == nil {
+			out[i] = r.str()
+			continue
+		}
+		b := r.raw()
+		s, ok := intern[string(b)]
+		if !ok {
+			s = string(b)
+			intern[s] = s
+		}
+		out[i] = s
 	}
 	return out
 }
@@ -172,8 +191,14 @@ func (r *stateReader) linkKeys() linkKeys {
 // decodeNoteRecord decodes the record of the note at path (the whole of
 // b). The strings are copied: b may be memory the store maps.
 func decodeNoteRecord(path string, b []byte) (*NoteMeta, error) {
-	r := &stateReader{b: b}
-	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.strs()}
+	return decodeNoteRecordTags(path, b, nil)
+}
+
+// decodeNoteRecordTags is decodeNoteRecord with the tags interned in tags
+// (nil: copied for this note alone).
+func decodeNoteRecordTags(path string, b []byte, tags map[string]string) (*NoteMeta, error) {
+	r := &stateReader{b: b, tags: tags}
+	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.tagList()}
 	m.MTime = time.Unix(0, r.varint())
 	if d := r.varint(); d != 0 {
 		m.Date = time.UnixMilli(d)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/vault-agent/vault-agent/vault"
 )
@@ -35,5 +36,43 @@ func TestNoteRecordRoundTrip(t *testing.T) {
 	}
 	if got, _ := decodeNoteRecord("a.md", appendNoteRecord(nil, a)); !reflect.DeepEqual(got.Aliases, a.Aliases) {
 		t.Errorf("aliases %v", got.Aliases)
+	}
+}
+
+// TestLoadedTagsShared checks that the notes loaded from the store share
+// one copy of each tag, and keep their own tags and order.
+func TestLoadedTagsShared(t *testing.T) {
+	s, err := openNoteStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if err := s.start("id"); err != nil {
+		t.Fatal(err)
+	}
+	recs := map[string]*NoteMeta{
+		"a.md": {Path: "a.md", Tags: []string{"project/alpha", "idea"}, MTime: time.Unix(1, 0)},
+		"b.md": {Path: "b.md", Tags: []string{"idea", "project/alpha"}, MTime: time.Unix(2, 0)},
+		"c.md": {Path: "c.md", Tags: []string{"other"}, MTime: time.Unix(3, 0)},
+	}
+	if err := s.update(storeUpdate{done: []map[string]*NoteMeta{recs}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*NoteMeta{}
+	for _, m := range st.notes {
+		got[m.Path] = m
+	}
+	for p, want := range recs {
+		if m := got[p]; m == nil || !reflect.DeepEqual(m.Tags, want.Tags) {
+			t.Fatalf("%s: tags %v, want %v", p, m, want.Tags)
+		}
+	}
+	a, b := got["a.md"].Tags, got["b.md"].Tags
+	if unsafe.StringData(a[0]) != unsafe.StringData(b[1]) || unsafe.StringData(a[1]) != unsafe.StringData(b[0]) {
+		t.Error("the same tag of two notes is held twice")
 	}
 }

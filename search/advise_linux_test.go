@@ -1,0 +1,113 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+)
+
+// zapAdvice reads /proc/self/smaps and returns, for each segment file of
+// the index at dir mapped by the process, whether its mapping is advised
+// as read at random (VmFlags "rr").
+func zapAdvice(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	out := map[string]bool{}
+	file := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 6 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			file = ""
+			if strings.HasPrefix(f[5], dir+string(filepath.Separator)) && strings.HasSuffix(f[5], ".zap") {
+				file = filepath.Base(f[5])
+			}
+		case len(f) > 0 && f[0] == "VmFlags:" && file != "":
+			out[file] = out[file] || false // mapped, not yet known advised
+			for _, fl := range f[1:] {
+				if fl == "rr" {
+					out[file] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestSearchAdvisesSegmentsRandom checks that the segments a search reads
+// are mapped without read-ahead, those of the index opened and those a
+// later change writes.
+func TestSearchAdvisesSegmentsRandom(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		"a.md": "# Alpha\nkestrel notes about falcons\n",
+		"b.md": "# Beta\nkestrel and merlin\n",
+	})
+	idxDir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idxDir = filepath.Join(idxDir, "index")
+	// check settles the index (no merge or persisting left to introduce
+	// a segment), searches, and checks the segments of the snapshot the
+	// search read: a segment is advised when a search first reads it.
+	check := func(ix *Index, when string) {
+		t.Helper()
+		ix.writeMu.Lock()
+		ix.waitSettled(context.Background())
+		ix.writeMu.Unlock()
+		search(t, ix, Request{Query: "kestrel"})
+		adv := zapAdvice(t, idxDir)
+		current := snapshotSegments(t, ix)
+		if len(current) == 0 {
+			t.Fatalf("%s: no segment of %s in the index", when, idxDir)
+		}
+		for _, f := range current {
+			rr, mapped := adv[f]
+			if !mapped {
+				t.Fatalf("%s: segment %s of the index not mapped (mapped: %v)", when, f, adv)
+			}
+			if !rr {
+				t.Errorf("%s: segment %s mapped with read-ahead (no rr in VmFlags)", when, f)
+			}
+		}
+	}
+	ix := openIndex(t, dir, idxDir)
+	check(ix, "after the first search")
+	before := snapshotSegments(t, ix)
+
+	writeFile(t, dir, "c.md", "# Gamma\nkestrel again, and a hobby\n")
+	if _, err := ix.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if res := search(t, ix, Request{Query: "hobby"}); len(res.Results) != 1 {
+		t.Fatalf("hobby: %v", paths(res))
+	}
+	check(ix, "after a change")
+	if after := snapshotSegments(t, ix); slices.Equal(after, before) {
+		t.Fatalf("the change wrote no segment: %v", after)
+	}
+}
+
+// snapshotSegments returns the file names of the segments of ix's current
+// snapshot, sorted.
+func snapshotSegments(t *testing.T, ix *Index) []string {
+	t.Helper()
+	r := indexReader(t, ix)
+	defer r.Close()
+	var out []string
+	for _, ss := range r.(*scorch.IndexSnapshot).Segments() {
+		if p, ok := ss.Segment().(interface{ Path() string }); ok {
+			out = append(out, filepath.Base(p.Path()))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

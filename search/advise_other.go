@@ -1,0 +1,6 @@
+//go:build !(linux || darwin || freebsd)
+
+package search
+
+// adviseRandom does nothing where the system has no madvise.
+func adviseRandom([]byte) {}
