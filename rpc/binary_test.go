@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vault-agent/vault-agent/internal/benchvault"
 
@@ -168,9 +169,27 @@ func TestBinary(t *testing.T) {
 			t.Fatalf("old sidecar exit status: %v", err)
 		}
 		search()
-		var st protocol.StatusResult
-		if err := s.Call(ctx, "vault/status", nil, &st); err != nil || st.Notes == 0 || !st.Watching {
-			t.Fatalf("vault/status after the takeover = %+v, %v", st, err)
+		// The new holder reconciles the index with the disk before it
+		// watches (status says Indexing meanwhile): ask until it watches.
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var st protocol.StatusResult
+			err := s.Call(ctx, "vault/status", nil, &st)
+			if err != nil || st.Notes == 0 {
+				t.Fatalf("vault/status after the takeover = %+v, %v", st, err)
+			}
+			if st.Watching {
+				break
+			}
+			if !st.Indexing {
+				t.Fatalf("vault/status after the takeover: neither indexing nor watching: %+v", st)
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("not watching the vault after the takeover: %+v", st)
+			case <-tick.C:
+			}
 		}
 	})
 
