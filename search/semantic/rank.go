@@ -99,15 +99,28 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 		// lexical ranking re-scores for proximity).
 		return e.ix.Search(ctx, req)
 	}
-	// The query's embedding is made while the words are searched.
+	// The query's embedding is made while the words are searched, and,
+	// once the model's trust on this vault is measured (so the scan needs
+	// nothing of the lexical results), the vectors are scanned then too:
+	// on two cores or more the scan then adds little to the search's time.
 	type embedded struct {
-		q   []int16
-		err error
+		q       []int16
+		err     error
+		scanned bool
+		r       ranked
 	}
 	qc := make(chan embedded, 1)
 	go func() {
 		q, err := e.queryVector(ctx, text)
-		qc <- embedded{q, err}
+		out := embedded{q: q, err: err}
+		if err == nil && measured {
+			// A filter that fails here fails again, and is reported,
+			// when the scan is made after the search.
+			if allowed, aerr := e.allowed(ctx, req); aerr == nil {
+				out.r, out.scanned = e.rank(q, allowed, -1, semDepth, false), true
+			}
+		}
+		qc <- out
 	}()
 	limit := limitOf(req.Limit)
 	lreq := req
@@ -138,11 +151,14 @@ func (e *Engine) hybrid(ctx context.Context, req search.Request, text string) (*
 		}
 		return cut(lex), nil
 	}
-	allowed, err := e.allowed(ctx, req)
-	if err != nil {
-		return nil, err
+	r := qv.r
+	if !qv.scanned {
+		allowed, err := e.allowed(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		r = e.rank(q, allowed, -1, semDepth, !measured && len(lex.Results) > 0)
 	}
-	r := e.rank(q, allowed, -1, semDepth, !measured && len(lex.Results) > 0)
 	beta := 1.0
 	if len(lex.Results) > 0 {
 		if !measured {
