@@ -2,6 +2,7 @@ package shared
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/vault-agent/vault-agent/search"
 	"github.com/vault-agent/vault-agent/vault"
@@ -82,7 +83,15 @@ func (x *Index) Watch(ctx context.Context) error {
 // embedding model at the holder the default is hybrid; without one it is
 // lexical, and asking for semantic or hybrid is ErrNoEmbedder.
 func (x *Index) Search(ctx context.Context, req search.Request) (*search.Results, error) {
-	return opSearch.call(ctx, x, newSearchParams(req), nil)
+	r, err := opSearch.call(ctx, x, newSearchParams(req), nil)
+	if err != nil {
+		return nil, err
+	}
+	if r.Results == nil {
+		return nil, fmt.Errorf("%s: the holder sent no results", opSearch.method)
+	}
+	r.Results.Match = r.Match
+	return r.Results, nil
 }
 
 // Related returns the notes closest in meaning to the note name designates.

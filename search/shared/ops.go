@@ -93,8 +93,12 @@ type none struct{}
 
 // The operations. Each one's params and result are its wire form.
 var (
-	opSearch = newOp("index/search", false, func(ctx context.Context, h *holding, p searchParams, _ Progress) (*search.Results, error) {
-		return h.search(ctx, p.request())
+	opSearch = newOp("index/search", false, func(ctx context.Context, h *holding, p searchParams, _ Progress) (searchReply, error) {
+		res, err := h.search(ctx, p.request())
+		if err != nil {
+			return searchReply{}, err
+		}
+		return searchReply{Results: res, Match: res.Match}, nil
 	})
 	opRelated = newOp("index/related", false, func(ctx context.Context, h *holding, p relatedParams, _ Progress) (*search.Results, error) {
 		if h.sem == nil {

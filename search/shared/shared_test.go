@@ -63,6 +63,18 @@ func TestFollowerAnswersAsTheHolder(t *testing.T) {
 	}
 	same("search", searchFor("sourdough starter"))
 	same("search with a filter", searchFor("tag:#recipe bread"))
+	// How the words matched (kept off the protocols' JSON) reaches the
+	// follower too: hybrid fusion and the offline model read it.
+	same("how the words matched", func(x *Index) any {
+		res, err := x.Search(ctx, search.Request{Query: "keep the sourdough starter alive", Limit: 5})
+		if err != nil {
+			return err.Error()
+		}
+		if len(res.Match.Terms) == 0 {
+			return "no terms weighed"
+		}
+		return res.Match
+	})
 	same("paths", func(x *Index) any { return x.Paths() })
 	same("notes", func(x *Index) any { return x.Notes() })
 	func() {

@@ -90,3 +90,11 @@ type Status struct {
 	VectorsBytes int64  `json:"vectorsBytes,omitempty"`
 	EmbedModel   string `json:"embedModel,omitempty"`
 }
+
+// searchReply is index/search's result: the results with how the query's
+// words matched, which search.Results keeps off its JSON (the protocols'
+// results do not carry it) but hybrid fusion and the offline model read.
+type searchReply struct {
+	*search.Results
+	Match search.Match `json:"match"`
+}
