@@ -266,15 +266,7 @@ func checkKilled(t *testing.T, dir, idx string, before, after map[string]string)
 	if st.Rebuilt {
 		t.Fatalf("rebuilt: %s", st.Reason)
 	}
-	assertSameAsFresh(t, ix, dir, "oldtext", "newtext")
-	fresh := openIndex(t, dir, "")
-	for _, p := range fresh.Paths() {
-		a, _ := ix.Note(p)
-		b, _ := fresh.Note(p)
-		if a.inHash != b.inHash || a.outHash != b.outHash || a.lens != b.lens {
-			t.Errorf("%s: links or field lengths differ from a fresh index", p)
-		}
-	}
+	assertHashesAsFresh(t, ix, assertSameAsFresh(t, ix, dir, "oldtext", "newtext"))
 	if n, _ := ix.idx.DocCount(); int(n) != ix.Count() {
 		t.Errorf("%d documents for %d notes", n, ix.Count())
 	}

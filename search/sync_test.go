@@ -27,9 +27,9 @@ var equivQueries = []string{
 // assertSameAsFresh checks that ix holds exactly what a fresh in-memory
 // index over dir holds: the same notes with the same metadata, and the same
 // result sets for equivQueries (plus any extra queries).
-func assertSameAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
+func assertSameAsFresh(t *testing.T, ix *Index, dir string, extra ...string) (fresh *Index) {
 	t.Helper()
-	fresh := openIndex(t, dir, "")
+	fresh = openIndex(t, dir, "")
 	if got, want := ix.Paths(), fresh.Paths(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("paths differ from a fresh index:\n got %v\nwant %v", got, want)
 	}
@@ -51,6 +51,21 @@ func assertSameAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 	}
 	if ix.Count() != fresh.Count() {
 		t.Errorf("Count = %d, fresh %d", ix.Count(), fresh.Count())
+	}
+	return fresh
+}
+
+// assertHashesAsFresh checks that every note of ix has the hashes of its
+// links (out and in) and the field lengths it has in fresh, a fresh index
+// of the same vault (assertSameAsFresh returns one).
+func assertHashesAsFresh(t *testing.T, ix, fresh *Index) {
+	t.Helper()
+	for _, p := range fresh.Paths() {
+		a, _ := ix.Note(p)
+		b, _ := fresh.Note(p)
+		if a.inHash != b.inHash || a.outHash != b.outHash || a.lens != b.lens {
+			t.Errorf("%s: links or field lengths differ from a fresh index", p)
+		}
 	}
 }
 
