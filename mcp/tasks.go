@@ -99,10 +99,7 @@ func renderTasks(o TasksOutput, status string) string {
 		return "No " + what + " match."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s", o.Total, what)
-	if o.Total > len(o.Tasks) {
-		fmt.Fprintf(&b, " (first %d shown)", len(o.Tasks))
-	}
+	writeHeader(&b, fmt.Sprintf("%d %s", o.Total, what), o.Total, len(o.Tasks))
 	b.WriteString(", by due date:")
 	for _, t := range o.Tasks {
 		fmt.Fprintf(&b, "\n- [%s] %s — %s:%d", t.Status, t.Text, t.Path, t.Line)
@@ -146,10 +143,7 @@ func renderProperties(o PropertyOutput, query string) string {
 		return fmt.Sprintf("No notes match %s.", query)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d note(s) match %s", o.Total, query)
-	if o.Total > len(o.Notes) {
-		fmt.Fprintf(&b, " (first %d shown)", len(o.Notes))
-	}
+	writeHeader(&b, fmt.Sprintf("%d note(s) match %s", o.Total, query), o.Total, len(o.Notes))
 	b.WriteString(":")
 	for _, n := range o.Notes {
 		fmt.Fprintf(&b, "\n%s", label(n.Path, n.Title))

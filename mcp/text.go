@@ -246,12 +246,18 @@ func renderNote(o ReadOutput) string {
 	return b.String()
 }
 
+// writeHeader writes a list's header, saying when the list shows only the
+// first of its total items.
+func writeHeader(b *strings.Builder, header string, total, shown int) {
+	b.WriteString(header)
+	if total > shown {
+		fmt.Fprintf(b, " (first %d shown)", shown)
+	}
+}
+
 func renderList(o ListOutput, header string) string {
 	var b strings.Builder
-	b.WriteString(header)
-	if o.Total > len(o.Notes) {
-		fmt.Fprintf(&b, " (first %d shown)", len(o.Notes))
-	}
+	writeHeader(&b, header, o.Total, len(o.Notes))
 	b.WriteString(":")
 	for _, n := range o.Notes {
 		d := n.Modified
