@@ -6,23 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/olebedev/when"
-	"github.com/olebedev/when/rules/common"
-	"github.com/olebedev/when/rules/en"
 )
 
 // The ranges people ask about ("last week", "2026-03", "last 30 days") are
 // ranges, while natural-language date libraries return instants. Ranges are
 // handled here; anything else that names a day ("next tuesday", "3 days
 // ago", "March 5th") falls through to olebedev/when, which is small,
-// dependency-free and has the widest English rule set of the Go parsers.
-var whenParser = func() *when.Parser {
-	w := when.New(nil)
-	w.Add(en.All...)
-	w.Add(common.All...)
-	return w
-}()
+// dependency-free and has the widest English rule set of the Go parsers
+// (whenDay).
 
 var (
 	reLastN     = regexp.MustCompile(`^(?:last|past|previous)\s+(\d{1,4})\s+(day|week|month|year)s?$`)
@@ -147,11 +138,11 @@ func ParseTimeRange(expr string, now time.Time) (*DateRange, error) {
 			start = time.Date(y, mo, 1, 0, 0, 0, 0, now.Location())
 			end = start.AddDate(0, 1, 0)
 		default:
-			r, err := whenParser.Parse(e, now)
-			if err != nil || r == nil {
+			t, ok := whenDay(e, now)
+			if !ok {
 				return nil, fmt.Errorf("could not understand the time expression %q; try \"today\", \"yesterday\", \"last week\", \"this month\", \"last 30 days\", \"2026-03\" or \"2026-03-14\"", expr)
 			}
-			start = day(r.Time)
+			start = day(t)
 			end = start.AddDate(0, 0, 1)
 		}
 	}
