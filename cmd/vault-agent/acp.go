@@ -50,6 +50,7 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 			if err != nil {
 				return err
 			}
+			releaseWhenIdle(cmd.Context(), log)
 			vaultSettings := mf.settings()
 			vf.settings(&vaultSettings)
 			if allowEdits {

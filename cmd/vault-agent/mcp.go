@@ -89,6 +89,7 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 			if err != nil {
 				return err
 			}
+			releaseWhenIdle(cmd.Context(), log)
 			settings := mf.settings().Merge(flags)
 			// The reconcile runs in the background: the client connects at
 			// once and the tools wait for the index.

@@ -25,6 +25,7 @@ The vault and index given in 'initialize' win over --vault and --index.`,
 			if err != nil {
 				return err
 			}
+			releaseWhenIdle(cmd.Context(), log)
 			return serve(cmd.Context(), log, vf, codec, os.Stdin, os.Stdout)
 		},
 	}

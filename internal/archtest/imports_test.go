@@ -24,6 +24,7 @@ const module = "github.com/vault-agent/vault-agent/"
 var layers = map[string]int{
 	"internal/truncate": 0,
 	"internal/redact":   0,
+	"internal/memtrim":  0,
 	"reasoning/marker":  0,
 	"rpc/protocol":      0,
 	"vault":             1,

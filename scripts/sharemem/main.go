@@ -37,6 +37,7 @@ func main() {
 	runs := flag.Int("runs", 5, "runs of each setup")
 	second := flag.String("second", "serve", "the second front-end: serve or mcp")
 	verbose = flag.Bool("v", false, "print each process's memory")
+	flag.DurationVar(&rest, "rest", 0, "how long the front-ends wait idle after the work before their memory is read (0: at once)")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "sharemem")
 	if err != nil {
@@ -67,6 +68,9 @@ func main() {
 	fmt.Printf("mcp + %-5s:      RSS %.1f MB, PSS %.1f MB, peak RSS %.1f MB\n", *second, median(two), median(twoPSS), median(twoHWM))
 	fmt.Printf("two / one:        RSS %.2fx, PSS %.2fx, peak RSS %.2fx\n", median(two)/median(one), median(twoPSS)/median(onePSS), median(twoHWM)/median(oneHWM))
 }
+
+// rest is the -rest flag.
+var rest time.Duration
 
 type mem struct{ rss, pss, hwm float64 }
 
@@ -100,6 +104,9 @@ func measure(bin, vaultDir string, env []string, second string) mem {
 		procs = append(procs, p)
 		mcpWork(ctx, first)
 	}
+	// A front-end gives memory back once it has been idle a while: -rest
+	// reads it then, as it stands through a day of mostly waiting.
+	time.Sleep(rest)
 	var m mem
 	var each []string
 	for _, p := range procs {
