@@ -54,6 +54,11 @@ func ReleaseCode() (Released, error) {
 	}
 	var r Released
 	for _, m := range maps {
+		if m.anon > 0 {
+			// A page of it was written (a debugger's breakpoint, a
+			// relocation): the file no longer holds what the process sees.
+			continue
+		}
 		r.Bytes += m.rss
 		// The raw call takes the range as numbers: the mapping is not Go
 		// memory, so it is never turned into a slice.
@@ -68,6 +73,8 @@ func ReleaseCode() (Released, error) {
 type mapping struct {
 	start, end uintptr
 	rss        int64
+	// anon is the size of the mapping's pages copied on write.
+	anon int64
 }
 
 // readOnlyMappings lists the mappings of path that are neither writable nor
@@ -99,9 +106,14 @@ func readOnlyMappings(path string) ([]mapping, error) {
 			cur = &out[len(out)-1]
 			continue
 		}
-		if cur != nil && len(fields) == 3 && fields[0] == "Rss:" {
+		if cur != nil && len(fields) == 3 {
 			kb, _ := strconv.ParseInt(fields[1], 10, 64)
-			cur.rss = kb << 10
+			switch fields[0] {
+			case "Rss:":
+				cur.rss = kb << 10
+			case "Anonymous:":
+				cur.anon = kb << 10
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
