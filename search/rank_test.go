@@ -202,3 +202,29 @@ func TestKeepWords(t *testing.T) {
 		t.Errorf("kept %d words, want %d", n, maxRankWords)
 	}
 }
+
+// TestComparisonWordsAreFiller: the words that frame a comparison
+// ("difference between X and Y", "X versus Y") say nothing about which
+// note is meant; a note named after the word "difference" does not
+// outrank the notes about the things compared.
+func TestComparisonWordsAreFiller(t *testing.T) {
+	files := map[string]string{
+		"games/Spot the Difference.md": "# Spot the Difference\n\nA puzzle: find the differences between two pictures. Compare them closely.\n",
+		"coffee/Espresso.md":           "# Espresso\n\nEspresso is brewed by forcing hot water through finely ground coffee under pressure.\n",
+		"coffee/Pour-over.md":          "# Pour-over\n\nPour-over coffee drips slowly through a paper filter; it is lighter than espresso.\n",
+		"coffee/Beans.md":              "# Beans\n\nWhere I buy beans, and the grinder settings I use for each.\n",
+	}
+	// Espresso and pour-over are common words of this vault; difference is
+	// rare, and would weigh most were it not filler.
+	for i := range 4 {
+		files[fmt.Sprintf("coffee/Cafe %d.md", i)] = fmt.Sprintf("# Cafe %d\n\nTheir espresso was bitter; the pour-over was fine.\n", i)
+	}
+	dir := writeVault(t, files)
+	ix := openIndex(t, dir, t.TempDir())
+	for _, q := range []string{"difference between espresso and pour-over", "compare espresso versus pour-over"} {
+		got := paths(search(t, ix, Request{Query: q}))
+		if len(got) == 0 || got[0] == "games/Spot the Difference.md" {
+			t.Errorf("%q: results %v: the note named after the comparison word ranks first", q, got)
+		}
+	}
+}

@@ -14,12 +14,15 @@ import (
 
 // fillerWords are words of questions and requests that are not stop words
 // of the analyzer but say nothing about which note is meant ("is there a
-// way to", "I want to", "how can I get"). They weigh fillerWeight of a
-// content word and are never needed for a note to match.
+// way to", "I want to", "how can I get"), nor the words that frame a
+// comparison ("the difference between X and Y", "X versus Y": the notes
+// about X and Y answer it, not a note that says "difference"). They weigh
+// fillerWeight of a content word and are never needed for a note to match.
 var fillerWords = strings.Fields(`way ways want wants wanted need needs needed like likes get gets getting got
 make makes making use uses using used know knows thing things something anything anyone someone somebody
 everything everyone possible able would could might must shall also really actually please can't cannot
-don't doesn't didn't isn't aren't won't i'm i've i'd let lets tell maybe still even ever whether etc`)
+don't doesn't didn't isn't aren't won't i'm i've i'd let lets tell maybe still even ever whether etc
+difference differences versus vs compare comparing comparison`)
 
 // fillers holds the analyzed forms of fillerWords for one analyzer.
 type fillers struct {
