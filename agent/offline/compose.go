@@ -166,19 +166,53 @@ type weighing struct {
 
 // leadOf is the note the answer leads with: the first, in the search's
 // order, that holds the question (relevance.held) and has prose to quote
-// or is named after the question. ok is false when no note has anything
+// or is named after the question; but when that note's passage says none
+// of the question's words (only its heading does), the next such note
+// whose passage does, if the search ranks it within leadSaysScore of the
+// best hit. ok is false when no note has anything
 // to quote; lead is -1 when none holds the question.
 func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool) {
+	lead = -1
 	for i, p := range picks {
 		if p.best < 0 && p.title <= 0 && !p.named {
 			continue // nothing to quote, and not named after the question
 		}
 		ok = true
-		if p.named || st.namedOnly() || st.terms.empty() || rel.held(p.set) {
+		if p.named || st.namedOnly() || st.terms.empty() {
 			return i, true
 		}
+		if !rel.held(p.set) {
+			continue
+		}
+		if p.says(rel) && (lead < 0 || p.search >= leadSaysScore) {
+			return i, true
+		}
+		if lead < 0 {
+			lead = i
+		} else if p.search < leadSaysScore {
+			break
+		}
 	}
-	return -1, ok
+	return lead, ok
+}
+
+// leadSaysScore is the search score, relative to the best hit's, of a
+// note that may lead in place of a better-ranked one whose passage says
+// none of the question's words.
+const leadSaysScore = 0.5
+
+// says reports whether the passage the note would be quoted by holds a
+// word of the question in its own text, when only its heading does: a
+// passage under a heading that names the question's subject may say
+// nothing about it (a warning, a line before a list of links). A note
+// named after the question is about it whatever its passage, and a note
+// with no prose, or none holding the question, is quoted for its name
+// (its opening, or what it is).
+func (p notePick) says(rel relevance) bool {
+	if p.best < 0 || p.bestCover <= 0 || p.title >= heldCover {
+		return true
+	}
+	return rel.count(stemSet(passageText(p.blocks, p.best))) > 0
 }
 
 // answer renders the final answer from the notes read.
@@ -266,8 +300,15 @@ func (st *convState) othersOf(srcs []source, picks []notePick, lead int, rel rel
 // those of the list it introduces or of the sentence that introduces it,
 // since the two are quoted together.
 func unitText(blocks []block, i int) string {
+	return blocks[i].heading + " " + passageText(blocks, i)
+}
+
+// passageText is the text of the passage a block is quoted by: its words,
+// and those of the list it introduces or of the sentence that introduces
+// it.
+func passageText(blocks []block, i int) string {
 	b := blocks[i]
-	text := b.heading + " " + b.text()
+	text := b.text()
 	switch {
 	case b.introduces() && i+1 < len(blocks) && blocks[i+1].kind != paragraphBlock && blocks[i+1].heading == b.heading:
 		text += " " + blocks[i+1].text()

@@ -87,3 +87,21 @@ func TestSupportComesFromANoteRankedNearTheLead(t *testing.T) {
 		t.Errorf("the other note is not named under See also:\n%s", res.Answer)
 	}
 }
+
+// TestLeadPassageSaysTheQuestion: a section whose heading names the
+// question's subject but whose text says nothing of it (a warning before a
+// list of links) does not lead when another note the search ranks close
+// behind says it in its own words.
+func TestLeadPassageSaysTheQuestion(t *testing.T) {
+	a := offlineAgent(t, fixture.Write(t, map[string]string{
+		"games/Tabletop games.md": "# Tabletop games\n\nWhat I play on Fridays.\n\n## Campaign and one-shot notes\n\n" +
+			"> Spoilers ahead, read at your own risk.\n\n- [[Campaign]] notes: Strahd\n- [[One-shot]] notes: the haunted inn\n- [[Campaign]] notes: the dragon queen\n",
+		"games/One-shot.md":  "# One-shot\n\nA one-shot is a short adventure played in a single session, as opposed to a campaign that runs for months.\n",
+		"games/Campaign.md":  "# Campaign\n\nA long story told over many sessions.\n",
+		"games/Dice bags.md": "# Dice bags\n\nThe green one holds the d20s.\n",
+	}), nil)
+	res, _ := ask(t, a, "difference between a one-shot and a campaign")
+	if strings.HasPrefix(res.Answer, "Spoilers ahead") || !strings.HasPrefix(res.Answer, "A one-shot is a short adventure") {
+		t.Errorf("answer does not lead with the passage that says it:\n%s", res.Answer)
+	}
+}
