@@ -50,6 +50,7 @@ const (
 
 // notePick is a note read, as a source of the answer.
 type notePick struct {
+	path   string
 	src    int     // its first source (chunk read)
 	srcs   []int   // all its sources, in chunk order
 	blocks []block // the blocks of its chunks, in order
@@ -92,7 +93,7 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 			continue
 		}
 		byPath[s.path] = len(picks)
-		picks = append(picks, notePick{src: i, srcs: []int{i}, named: s.named})
+		picks = append(picks, notePick{path: s.path, src: i, srcs: []int{i}, named: s.named})
 	}
 	for k := range picks {
 		p := &picks[k]
@@ -172,6 +173,45 @@ type weighing struct {
 // best hit. ok is false when no note has anything
 // to quote; lead is -1 when none holds the question.
 func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool) {
+	lead, ok = st.firstLead(picks, rel)
+	if lead >= 0 && !picks[lead].named && !st.namedOnly() && !st.terms.empty() {
+		if to := referred(picks, lead, rel); to >= 0 {
+			return to, true
+		}
+	}
+	return lead, ok
+}
+
+// referred is the note the lead's passage sends the reader to for the
+// question: its sentence or item that best holds the question links to
+// another note read that holds the question, says it in its own passage
+// and ranks within leadSaysScore of the best hit ("a write-up about
+// [[X]]", "see [[X]] for more"): that note is the source, the lead only
+// points to it. -1 when there is none.
+func referred(picks []notePick, lead int, rel relevance) int {
+	p := picks[lead]
+	if p.best < 0 || p.bestCover <= 0 || p.title >= heldCover {
+		return -1 // a note named after the question answers it itself
+	}
+	blk := p.blocks[p.best]
+	links := blk.items[bestItem(blk, rel)].links
+	if len(links) == 0 {
+		return -1
+	}
+	for i, q := range picks {
+		if i == lead || q.search < leadSaysScore || !slices.Contains(links, strings.ToLower(noteName(q.path))) {
+			continue
+		}
+		if rel.held(q.set) && q.best >= 0 && q.says(rel) {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstLead is leadOf's choice before a lead that points to another note
+// gives way to it.
+func (st *convState) firstLead(picks []notePick, rel relevance) (lead int, ok bool) {
 	lead = -1
 	for i, p := range picks {
 		if p.best < 0 && p.title <= 0 && !p.named {

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,6 +28,22 @@ const (
 type blockItem struct {
 	text  string
 	depth int // nesting of a list item, 0 at the top
+	// links are the notes it links to, by name, lower-cased.
+	links []string
+}
+
+// linkNames are the names of the notes a line of markdown links to,
+// lower-cased, without folders or sections.
+func linkNames(s string) []string {
+	var out []string
+	for _, re := range []*regexp.Regexp{reWikiAlias, reWiki} {
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			if m[1] != "" {
+				out = append(out, strings.ToLower(path.Base(strings.TrimSpace(m[1]))))
+			}
+		}
+	}
+	return out
 }
 
 // block is one paragraph or list of a section.
@@ -80,8 +97,8 @@ func parseBlocks(content, heading string) []block {
 		}
 		b := block{kind: paragraphBlock, heading: heading}
 		for _, s := range splitText(strings.Join(para, " ")) {
-			if s = cleanInline(s); s != "" {
-				b.items = append(b.items, blockItem{text: s})
+			if c := cleanInline(s); c != "" {
+				b.items = append(b.items, blockItem{text: c, links: linkNames(s)})
 			}
 		}
 		para = nil
@@ -141,7 +158,7 @@ func parseBlocks(content, heading string) []block {
 			blank = false
 			if text := strings.TrimSpace(m[3]); text != "" && !boilerplateLine(text) {
 				if s := cleanInline(text); s != "" {
-					list.items = append(list.items, blockItem{text: s, depth: depth})
+					list.items = append(list.items, blockItem{text: s, depth: depth, links: linkNames(text)})
 				}
 			}
 			return
@@ -150,6 +167,7 @@ func parseBlocks(content, heading string) []block {
 			// The item goes on: a lazy or indented continuation line.
 			last := &list.items[len(list.items)-1]
 			last.text = truncate.Runes(last.text+" "+cleanInline(t), maxItemRunes)
+			last.links = append(last.links, linkNames(t)...)
 			return
 		}
 		flushList()
