@@ -111,16 +111,20 @@ func TestLeadPassageSaysTheQuestion(t *testing.T) {
 // [[X]]"), and that note says it in its own words, the answer leads with
 // that note.
 func TestLeadDefersToTheNoteItPointsTo(t *testing.T) {
-	filler := strings.Repeat("Naps after lunch are a habit of mine, and the cat agrees. ", 6)
-	a := offlineAgent(t, fixture.Write(t, map[string]string{
-		"digest/Weekly digest.md": "# Weekly digest\n\n## Reading\n\n" +
-			"- A write-up about [[Rest]]: how many hours adults should sleep at night, and why adults sleep less with age.\n" +
-			"- A recipe for bread.\n- A note on bikes.\n",
-		"health/Rest.md":    "# Rest\n\n" + filler + "\n\nMost adults need seven to nine hours of sleep at night.\n",
-		"health/Running.md": "# Running\n\nI run three times a week.\n",
-	}), nil)
-	res, _ := ask(t, a, "how many hours should adults sleep at night")
-	if !strings.HasPrefix(res.Answer, "Most adults need seven to nine hours of sleep") {
-		t.Errorf("answer does not lead with the note the digest points to:\n%s", res.Answer)
+	filler := strings.Repeat("Naps after lunch are a habit of mine, and the cat agrees. ", 2)
+	for _, link := range []string{"[[Rest]]", "[[health/Rest|a note on rest]]", "[Rest](https://example.org/notes/Rest)"} {
+		t.Run(link, func(t *testing.T) {
+			a := offlineAgent(t, fixture.Write(t, map[string]string{
+				"digest/Weekly digest.md": "# Weekly digest\n\n## Reading\n\n" +
+					"- A write-up about " + link + ": how many hours adults should sleep at night, and why adults sleep less with age.\n" +
+					"- A recipe for bread.\n- A note on bikes.\n",
+				"health/Rest.md":    "# Rest\n\n" + filler + "\n\nMost adults need seven to nine hours of sleep at night; adults who sleep fewer hours at night tire.\n",
+				"health/Running.md": "# Running\n\nI run three times a week.\n",
+			}), nil)
+			res, _ := ask(t, a, "how many hours should adults sleep at night")
+			if !strings.HasPrefix(res.Answer, "Most adults need seven to nine hours of sleep") {
+				t.Errorf("answer does not lead with the note the digest points to:\n%s", res.Answer)
+			}
+		})
 	}
 }

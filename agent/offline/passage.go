@@ -33,9 +33,16 @@ type blockItem struct {
 }
 
 // linkNames are the names of the notes a line of markdown links to,
-// lower-cased, without folders or sections.
+// lower-cased, without folders or sections: the targets of its
+// wikilinks, and the text of its markdown links (which, to a note of the
+// vault, is most often its name, the URL being that of a published copy).
 func linkNames(s string) []string {
 	var out []string
+	for _, m := range reMdLink.FindAllStringSubmatch(s, -1) {
+		if t := strings.TrimSpace(m[1]); t != "" && !strings.HasPrefix(m[0], "!") {
+			out = append(out, strings.ToLower(t))
+		}
+	}
 	for _, re := range []*regexp.Regexp{reWikiAlias, reWiki} {
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			if m[1] != "" {
