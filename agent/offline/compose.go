@@ -194,10 +194,14 @@ func referred(picks []notePick, lead int, rel relevance) int {
 		return -1 // a note named after the question answers it itself
 	}
 	blk := p.blocks[p.best]
-	links := blk.items[bestItem(blk, rel)].links
-	if len(links) == 0 {
+	it := blk.items[bestItem(blk, rel)]
+	if len(it.links) == 0 || strings.Contains(strings.ToLower(it.text), strings.ToLower(noteName(p.path))) {
+		// A sentence naming the lead note itself says what that note
+		// is ("Note composer is a [[core plugin]] that..."): its links
+		// classify it, they do not send the reader elsewhere.
 		return -1
 	}
+	links := it.links
 	for i, q := range picks {
 		if i == lead || q.search < leadSaysScore || !slices.Contains(links, strings.ToLower(noteName(q.path))) {
 			continue

@@ -128,3 +128,20 @@ func TestLeadDefersToTheNoteItPointsTo(t *testing.T) {
 		})
 	}
 }
+
+// TestLeadThatSaysWhatItIsKeepsTheLead: a sentence that names its own
+// note says what that note is; the note its link classifies it under (a
+// list of core plugins) does not take the lead.
+func TestLeadThatSaysWhatItIsKeepsTheLead(t *testing.T) {
+	a := offlineAgent(t, fixture.Write(t, map[string]string{
+		"plugins/Note composer.md": "# Note composer\n\nNote composer is a [[Core plugins|core plugin]] that lets you merge two notes into one note, or merge a note into another.\n",
+		"plugins/Core plugins.md": "# Core plugins\n\nThe plugins that ship with the app:\n\n" +
+			"- Backlinks: see the links to a page.\n- Merge two notes or split one into two.\n- Daily pages: a page for each day.\n" +
+			"- Audio recorder: record audio.\n- Canvas: lay out ideas on a board.\n- Command palette: run commands.\n- File recovery: snapshots.\n",
+		"plugins/Graph view.md": "# Graph view\n\nShows how notes link.\n",
+	}), nil)
+	res, _ := ask(t, a, "how do I merge two notes")
+	if !strings.HasPrefix(res.Answer, "Note composer is a core plugin that lets you merge two notes") {
+		t.Errorf("answer does not lead with the note that says what it is:\n%s", res.Answer)
+	}
+}
