@@ -431,6 +431,24 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 		paras = append(paras, more)
 		n += len([]rune(more))
 	}
+	if len(paras) == 1 && isLabel(blk) {
+		// A line such as "Linux — 12.1%" means little alone: the
+		// paragraphs before it under the same heading (what the figures
+		// are of, the lines beside it) come with it, within leadRunes. A
+		// label followed by text that goes on answering heads that text.
+		for j := i - 1; j >= 0; j-- {
+			prev := p.blocks[j]
+			if prev.kind != paragraphBlock || prev.heading != blk.heading {
+				break
+			}
+			more, _ := renderBlock(prev, 0)
+			if n+len([]rune(more)) > leadRunes {
+				break
+			}
+			paras = append([]string{more}, paras...)
+			n += len([]rune(more))
+		}
+	}
 	return strings.Join(paras, "\n\n") + " " + c
 }
 
@@ -649,4 +667,13 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 		return s.path, s.chunk - 1, true
 	}
 	return "", 0, false
+}
+
+// labelRunes is the length under which a paragraph of one sentence is a
+// label (a figure, a name and a value) rather than a passage.
+const labelRunes = 40
+
+// isLabel reports whether a paragraph is one short line.
+func isLabel(b block) bool {
+	return b.kind == paragraphBlock && len(b.items) == 1 && len([]rune(b.items[0].text)) < labelRunes
 }

@@ -145,3 +145,19 @@ func TestLeadThatSaysWhatItIsKeepsTheLead(t *testing.T) {
 		t.Errorf("answer does not lead with the note that says what it is:\n%s", res.Answer)
 	}
 }
+
+// TestLabelLineComesWithItsSection: a one-line label ("Linux — 12%") that
+// best holds the question is quoted with the paragraphs before it under
+// its heading, which say what the figures are of.
+func TestLabelLineComesWithItsSection(t *testing.T) {
+	a := offlineAgent(t, fixture.Write(t, map[string]string{
+		"stats/Survey results.md": "# Survey results\n\nWe asked the club in May.\n\n## Platform share\n\n" +
+			"This section gives the share of members on each computer platform.\n\n**Windows** — 60%\n\n**MacOS** — 28%\n\n**Linux** — 12%\n",
+		"stats/Budget.md": "# Budget\n\nThe club spent 300 euros on snacks.\n",
+	}), nil)
+	res, _ := ask(t, a, "what share of people use linux")
+	if !strings.HasPrefix(res.Answer, "This section gives the share of members on each computer platform.") ||
+		!strings.Contains(res.Answer, "Linux — 12% [[Survey results#Platform share]]") {
+		t.Errorf("the label line is not quoted with its section:\n%s", res.Answer)
+	}
+}
