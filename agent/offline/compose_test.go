@@ -93,16 +93,15 @@ func TestSupportComesFromANoteRankedNearTheLead(t *testing.T) {
 // list of links) does not lead when another note the search ranks close
 // behind says it in its own words.
 func TestLeadPassageSaysTheQuestion(t *testing.T) {
-	a := offlineAgent(t, fixture.Write(t, map[string]string{
+	answer := answerOver(t, map[string]string{
 		"games/Tabletop games.md": "# Tabletop games\n\nWhat I play on Fridays.\n\n## Campaign and one-shot notes\n\n" +
 			"> Spoilers ahead, read at your own risk.\n\n- [[Campaign]] notes: Strahd\n- [[One-shot]] notes: the haunted inn\n- [[Campaign]] notes: the dragon queen\n",
 		"games/One-shot.md":  "# One-shot\n\nA one-shot is a short adventure played in a single session, as opposed to a campaign that runs for months.\n",
 		"games/Campaign.md":  "# Campaign\n\nA long story told over many sessions.\n",
 		"games/Dice bags.md": "# Dice bags\n\nThe green one holds the d20s.\n",
-	}), nil)
-	res, _ := ask(t, a, "difference between a one-shot and a campaign")
-	if strings.HasPrefix(res.Answer, "Spoilers ahead") || !strings.HasPrefix(res.Answer, "A one-shot is a short adventure") {
-		t.Errorf("answer does not lead with the passage that says it:\n%s", res.Answer)
+	}, "difference between a one-shot and a campaign")
+	if strings.HasPrefix(answer, "Spoilers ahead") || !strings.HasPrefix(answer, "A one-shot is a short adventure") {
+		t.Errorf("answer does not lead with the passage that says it:\n%s", answer)
 	}
 }
 
@@ -114,16 +113,15 @@ func TestLeadDefersToTheNoteItPointsTo(t *testing.T) {
 	filler := strings.Repeat("Naps after lunch are a habit of mine, and the cat agrees. ", 2)
 	for _, link := range []string{"[[Rest]]", "[[health/Rest|a note on rest]]", "[Rest](https://example.org/notes/Rest)"} {
 		t.Run(link, func(t *testing.T) {
-			a := offlineAgent(t, fixture.Write(t, map[string]string{
+			answer := answerOver(t, map[string]string{
 				"digest/Weekly digest.md": "# Weekly digest\n\n## Reading\n\n" +
 					"- A write-up about " + link + ": how many hours adults should sleep at night, and why adults sleep less with age.\n" +
 					"- A recipe for bread.\n- A note on bikes.\n",
 				"health/Rest.md":    "# Rest\n\n" + filler + "\n\nMost adults need seven to nine hours of sleep at night; adults who sleep fewer hours at night tire.\n",
 				"health/Running.md": "# Running\n\nI run three times a week.\n",
-			}), nil)
-			res, _ := ask(t, a, "how many hours should adults sleep at night")
-			if !strings.HasPrefix(res.Answer, "Most adults need seven to nine hours of sleep") {
-				t.Errorf("answer does not lead with the note the digest points to:\n%s", res.Answer)
+			}, "how many hours should adults sleep at night")
+			if !strings.HasPrefix(answer, "Most adults need seven to nine hours of sleep") {
+				t.Errorf("answer does not lead with the note the digest points to:\n%s", answer)
 			}
 		})
 	}
@@ -133,16 +131,15 @@ func TestLeadDefersToTheNoteItPointsTo(t *testing.T) {
 // note says what that note is; the note its link classifies it under (a
 // list of core plugins) does not take the lead.
 func TestLeadThatSaysWhatItIsKeepsTheLead(t *testing.T) {
-	a := offlineAgent(t, fixture.Write(t, map[string]string{
+	answer := answerOver(t, map[string]string{
 		"plugins/Note composer.md": "# Note composer\n\nNote composer is a [[Core plugins|core plugin]] that lets you merge two notes into one note, or merge a note into another.\n",
 		"plugins/Core plugins.md": "# Core plugins\n\nThe plugins that ship with the app:\n\n" +
 			"- Backlinks: see the links to a page.\n- Merge two notes or split one into two.\n- Daily pages: a page for each day.\n" +
 			"- Audio recorder: record audio.\n- Canvas: lay out ideas on a board.\n- Command palette: run commands.\n- File recovery: snapshots.\n",
 		"plugins/Graph view.md": "# Graph view\n\nShows how notes link.\n",
-	}), nil)
-	res, _ := ask(t, a, "how do I merge two notes")
-	if !strings.HasPrefix(res.Answer, "Note composer is a core plugin that lets you merge two notes") {
-		t.Errorf("answer does not lead with the note that says what it is:\n%s", res.Answer)
+	}, "how do I merge two notes")
+	if !strings.HasPrefix(answer, "Note composer is a core plugin that lets you merge two notes") {
+		t.Errorf("answer does not lead with the note that says what it is:\n%s", answer)
 	}
 }
 
@@ -150,14 +147,20 @@ func TestLeadThatSaysWhatItIsKeepsTheLead(t *testing.T) {
 // best holds the question is quoted with the paragraphs before it under
 // its heading, which say what the figures are of.
 func TestLabelLineComesWithItsSection(t *testing.T) {
-	a := offlineAgent(t, fixture.Write(t, map[string]string{
+	answer := answerOver(t, map[string]string{
 		"stats/Survey results.md": "# Survey results\n\nWe asked the club in May.\n\n## Platform share\n\n" +
 			"This section gives the share of members on each computer platform.\n\n**Windows** — 60%\n\n**MacOS** — 28%\n\n**Linux** — 12%\n",
 		"stats/Budget.md": "# Budget\n\nThe club spent 300 euros on snacks.\n",
-	}), nil)
-	res, _ := ask(t, a, "what share of people use linux")
-	if !strings.HasPrefix(res.Answer, "This section gives the share of members on each computer platform.") ||
-		!strings.Contains(res.Answer, "Linux — 12% [[Survey results#Platform share]]") {
-		t.Errorf("the label line is not quoted with its section:\n%s", res.Answer)
+	}, "what share of people use linux")
+	if !strings.HasPrefix(answer, "This section gives the share of members on each computer platform.") ||
+		!strings.Contains(answer, "Linux — 12% [[Survey results#Platform share]]") {
+		t.Errorf("the label line is not quoted with its section:\n%s", answer)
 	}
+}
+
+// answerOver is the offline answer to q over a vault of files.
+func answerOver(t *testing.T, files map[string]string, q string) string {
+	t.Helper()
+	res, _ := ask(t, offlineAgent(t, fixture.Write(t, files), nil), q)
+	return res.Answer
 }
