@@ -117,7 +117,7 @@ func measure(bin, vaultDir string, env []string, second string) mem {
 		m.rss += rss
 		m.pss += pss
 		m.hwm += statusKB(pid, "/proc/%d/status", "VmHWM:") / 1024
-		each = append(each, fmt.Sprintf("%s %.1f RSS (%.1f anonymous) %.1f PSS", p.cmd.Args[1], rss, anon, pss))
+		each = append(each, fmt.Sprintf("%s %.1f RSS (%.1f anonymous) %.1f PSS [%s]", p.cmd.Args[1], rss, anon, pss, mappings(pid)))
 	}
 	if *verbose {
 		fmt.Println("  " + strings.Join(each, "; "))
@@ -275,6 +275,51 @@ func (p *proc) read() ([]byte, error) {
 	b := make([]byte, n)
 	_, err := io.ReadFull(p.out, b)
 	return b, err
+}
+
+// mappings sums the resident memory of a process's mappings by kind:
+// the binary's code (r-x), its read-only data (r--: rodata and the
+// function tables), its writable data and bss, the Go heap and other
+// anonymous memory, and every other file.
+func mappings(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		log.Fatal(err)
+	}
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	kb := map[string]float64{}
+	kind := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4 {
+			path := ""
+			if len(f) >= 6 {
+				path = f[5]
+			}
+			switch {
+			case path == exe && f[1] == "r-xp":
+				kind = "text"
+			case path == exe && f[1] == "r--p":
+				kind = "rodata"
+			case path == exe:
+				kind = "data"
+			case path == "" || strings.HasPrefix(path, "["):
+				kind = "anon"
+			default:
+				kind = "files"
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "Rss:"); ok {
+			n, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
+			kb[kind] += n
+		}
+	}
+	var parts []string
+	for _, k := range []string{"text", "rodata", "data", "anon", "files"} {
+		parts = append(parts, fmt.Sprintf("%s %.1f", k, kb[k]/1024))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // statusKB reads the kB value of field from a /proc file of pid.
