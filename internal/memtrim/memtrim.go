@@ -17,6 +17,7 @@ package memtrim
 import (
 	"context"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -41,6 +42,7 @@ func WhenIdle(ctx context.Context, interval time.Duration, report func(Released,
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	idleLoop(ctx, t.C, processCPU, func() {
+		RunIdleHooks()
 		debug.FreeOSMemory()
 		r, err := ReleaseCode()
 		if report != nil {
@@ -72,5 +74,47 @@ func idleLoop(ctx context.Context, ticks <-chan time.Time, cpu func() time.Durat
 			last = cpu()
 			worked = false
 		}
+	}
+}
+
+// hooks are the releases of OnIdle, by registration.
+var hooks struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func()
+}
+
+// OnIdle registers release to run each time WhenIdle finds the process
+// idle, before the free heap is returned: a package that holds memory only
+// its work needs (an index's mappings of the pages its searches read) gives
+// it back on the same signal. It returns the func that unregisters it.
+func OnIdle(release func()) (remove func()) {
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	if hooks.fns == nil {
+		hooks.fns = map[int]func(){}
+	}
+	id := hooks.next
+	hooks.next++
+	hooks.fns[id] = release
+	return func() {
+		hooks.mu.Lock()
+		defer hooks.mu.Unlock()
+		delete(hooks.fns, id)
+	}
+}
+
+// RunIdleHooks runs the releases registered with OnIdle, as WhenIdle does
+// on going idle; outside the lock, so a release may unregister itself or
+// another.
+func RunIdleHooks() {
+	hooks.mu.Lock()
+	fns := make([]func(), 0, len(hooks.fns))
+	for _, f := range hooks.fns {
+		fns = append(fns, f)
+	}
+	hooks.mu.Unlock()
+	for _, f := range fns {
+		f()
 	}
 }

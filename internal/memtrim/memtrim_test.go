@@ -66,3 +66,22 @@ func TestIdleLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestOnIdle checks that the releases registered run on RunIdleHooks until
+// they are unregistered, one of them unregistering itself.
+func TestOnIdle(t *testing.T) {
+	var a, b int
+	removeA := OnIdle(func() { a++ })
+	var removeB func()
+	removeB = OnIdle(func() {
+		b++
+		removeB()
+	})
+	RunIdleHooks()
+	RunIdleHooks()
+	removeA()
+	RunIdleHooks()
+	if a != 2 || b != 1 {
+		t.Fatalf("releases ran a %d, b %d times, want 2 and 1", a, b)
+	}
+}
