@@ -33,31 +33,10 @@ type mappedSegment interface{ Data() []byte }
 // adviseSegments advises the mapped segments of idx's current snapshot
 // that were not advised yet. Called with idxMu held for reading.
 func (a *segmentAdvice) adviseSegments(idx bleve.Index) {
-	adv, err := idx.Advanced()
-	if err != nil {
-		return
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return
-	}
-	r, err := s.Reader()
-	if err != nil {
-		return
-	}
+	mapped, done := mappedSegments(idx)
 	// The reader holds the snapshot's segments, so none is unmapped while
 	// it is advised.
-	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return
-	}
-	var mapped []mappedSegment
-	for _, ss := range snap.Segments() {
-		if m, ok := ss.Segment().(mappedSegment); ok {
-			mapped = append(mapped, m)
-		}
-	}
+	defer done()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !slices.ContainsFunc(mapped, func(m mappedSegment) bool { return !a.segs[m] }) {
@@ -72,4 +51,34 @@ func (a *segmentAdvice) adviseSegments(idx bleve.Index) {
 		next[m] = true
 	}
 	a.segs = next
+}
+
+// mappedSegments returns the mapped segments of idx's current snapshot,
+// and the func that lets the snapshot go: until it is called, none of them
+// is unmapped.
+func mappedSegments(idx bleve.Index) (segs []mappedSegment, done func()) {
+	done = func() {}
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, done
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil, done
+	}
+	r, err := s.Reader()
+	if err != nil {
+		return nil, done
+	}
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		r.Close()
+		return nil, done
+	}
+	for _, ss := range snap.Segments() {
+		if m, ok := ss.Segment().(mappedSegment); ok {
+			segs = append(segs, m)
+		}
+	}
+	return segs, func() { r.Close() }
 }

@@ -5,39 +5,64 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
-// zapAdvice reads /proc/self/smaps and returns, for each segment file of
-// the index at dir mapped by the process, whether its mapping is advised
-// as read at random (VmFlags "rr").
-func zapAdvice(t *testing.T, dir string) map[string]bool {
+// zapMapping is what /proc/self/smaps says of the process's mappings of
+// one segment file.
+type zapMapping struct {
+	random bool // advised as read at random (VmFlags "rr")
+	rssKB  int  // resident kilobytes
+}
+
+// zapMappings reads /proc/self/smaps and returns, for each segment file of
+// the index at dir mapped by the process, its mappings' advice and
+// resident size.
+func zapMappings(t *testing.T, dir string) map[string]zapMapping {
 	t.Helper()
 	data, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		t.Skipf("no smaps: %v", err)
 	}
-	out := map[string]bool{}
+	out := map[string]zapMapping{}
 	file := ""
 	for _, l := range strings.Split(string(data), "\n") {
 		f := strings.Fields(l)
 		switch {
-		case len(f) >= 6 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+		case len(f) >= 5 && !strings.HasSuffix(f[0], ":"): // a mapping's first line
 			file = ""
-			if strings.HasPrefix(f[5], dir+string(filepath.Separator)) && strings.HasSuffix(f[5], ".zap") {
+			if len(f) >= 6 && strings.HasPrefix(f[5], dir+string(filepath.Separator)) && strings.HasSuffix(f[5], ".zap") {
 				file = filepath.Base(f[5])
+				out[file] = out[file]
 			}
-		case len(f) > 0 && f[0] == "VmFlags:" && file != "":
-			out[file] = out[file] || false // mapped, not yet known advised
-			for _, fl := range f[1:] {
-				if fl == "rr" {
-					out[file] = true
-				}
+		case len(f) == 3 && f[0] == "Rss:" && file != "":
+			kb, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatalf("smaps: %q: %v", l, err)
 			}
+			m := out[file]
+			m.rssKB += kb
+			out[file] = m
+		case len(f) > 0 && f[0] == "VmFlags:" && file != "" && slices.Contains(f[1:], "rr"):
+			m := out[file]
+			m.random = true
+			out[file] = m
 		}
+	}
+	return out
+}
+
+// zapAdvice returns, for each segment file of the index at dir mapped by
+// the process, whether its mapping is advised as read at random.
+func zapAdvice(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for f, m := range zapMappings(t, dir) {
+		out[f] = m.random
 	}
 	return out
 }

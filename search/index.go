@@ -22,6 +22,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/vault-agent/vault-agent/internal/memtrim"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -149,6 +150,8 @@ type Index struct {
 	// testBeforeSearch, set by tests only, runs before each bleve search:
 	// a fault there is one in bleve's reading of the index.
 	testBeforeSearch func()
+	// unhookIdle unregisters ReleaseIdle from the process's idle release.
+	unhookIdle func()
 
 	closeOnce   sync.Once
 	closed      chan struct{}
@@ -198,6 +201,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		return nil, errors.New("index mapping: analyzers missing")
 	}
 	ix.fused = fusedChainFor(ix.textAn)
+	ix.unhookIdle = func() {} // an index in memory maps nothing
 	if ix.batchSz <= 0 {
 		ix.batchSz = 500
 	}
@@ -235,6 +239,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		ix.unlock()
 		return nil, err
 	}
+	ix.unhookIdle = memtrim.OnIdle(ix.ReleaseIdle)
 	return ix, nil
 }
 
@@ -800,6 +805,7 @@ func (ix *Index) Close() error {
 	var err error
 	ix.closeOnce.Do(func() {
 		close(ix.closed)
+		ix.unhookIdle()
 		ix.subsMu.Lock()
 		cancel, done := ix.watchCancel, ix.watchDone
 		ix.subsMu.Unlock()

@@ -8,10 +8,12 @@
 //
 //	go run ./scripts/benchserve --bin ./vault-agent --vault DIR --index DIR
 //
-// rss_MB is the server's resident set after the searches (VmRSS), hwm_MB its
-// peak (VmHWM), anon_MB and file_MB the anonymous and file-backed parts of
-// rss_MB (the second is mostly index segment pages, which the kernel may
-// drop).
+// rss_MB is the server's resident set right after the searches (VmRSS),
+// hwm_MB its peak (VmHWM), anon_MB and file_MB the anonymous and
+// file-backed parts of rss_MB (the second is mostly index segment pages,
+// which the kernel may drop). With --idle D (0 by default: not measured)
+// it then sends nothing for D and reads them again: idle_rss_MB,
+// idle_anon_MB and idle_file_MB, what a server keeps between searches.
 package main
 
 import (
@@ -38,18 +40,19 @@ func main() {
 	indexDir := flag.String("index", "", "the index folder (built first when missing or stale)")
 	requests := flag.Int("requests", 1000, "vault/search requests to send")
 	name := flag.String("name", "BenchmarkServeRSS", "the benchmark name printed")
+	idle := flag.Duration("idle", 0, "measure again after sending nothing for this long (0: not)")
 	flag.Parse()
 	if *vaultDir == "" || *indexDir == "" {
 		fmt.Fprintln(os.Stderr, "usage: benchserve --bin BIN --vault DIR --index DIR [--requests N]")
 		os.Exit(2)
 	}
-	if err := run(*bin, *vaultDir, *indexDir, *requests, *name); err != nil {
+	if err := run(*bin, *vaultDir, *indexDir, *requests, *name, *idle); err != nil {
 		fmt.Fprintln(os.Stderr, "benchserve:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, vaultDir, indexDir string, requests int, name string) error {
+func run(bin, vaultDir, indexDir string, requests int, name string, idle time.Duration) error {
 	build := exec.Command(bin, "index", "--vault", vaultDir, "--index", indexDir)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -108,10 +111,21 @@ func run(bin, vaultDir, indexDir string, requests int, name string) error {
 	if err != nil {
 		return err
 	}
+	elapsed := time.Since(start)
+	idleFigures := ""
+	if idle > 0 {
+		time.Sleep(idle) // the pause measured, not a synchronization
+		ist, err := procStatus(cmd.Process.Pid)
+		if err != nil {
+			return err
+		}
+		idleFigures = fmt.Sprintf("\t%.1f idle_rss_MB\t%.1f idle_anon_MB\t%.1f idle_file_MB",
+			ist["VmRSS:"], ist["RssAnon:"], ist["RssFile:"])
+	}
 	slices.Sort(lat)
-	fmt.Printf("%s\t1\t%d ns/op\t%.1f rss_MB\t%.1f hwm_MB\t%.1f anon_MB\t%.1f file_MB\t%.0f ready_ms\t%.3f p50_ms\t%.3f p99_ms\n",
-		name, time.Since(start).Nanoseconds(), st["VmRSS:"], st["VmHWM:"], st["RssAnon:"], st["RssFile:"],
-		float64(ready.Milliseconds()), ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]))
+	fmt.Printf("%s\t1\t%d ns/op\t%.1f rss_MB\t%.1f hwm_MB\t%.1f anon_MB\t%.1f file_MB\t%.0f ready_ms\t%.3f p50_ms\t%.3f p99_ms%s\n",
+		name, elapsed.Nanoseconds(), st["VmRSS:"], st["VmHWM:"], st["RssAnon:"], st["RssFile:"],
+		float64(ready.Milliseconds()), ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]), idleFigures)
 	in.Close()
 	return nil
 }

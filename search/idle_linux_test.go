@@ -1,0 +1,66 @@
+package search
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/vault-agent/vault-agent/internal/memtrim"
+)
+
+// TestIdleReleasesSegmentPages checks that the idle release unmaps the
+// pages the searches mapped from the segments, that it is the one the
+// process runs when it goes idle (memtrim.OnIdle), and that the next
+// search reads the segments as before.
+func TestIdleReleasesSegmentPages(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		"a.md": "# Alpha\nkestrel notes about falcons\n",
+		"b.md": "# Beta\nkestrel and merlin\n",
+		"c.md": "# Gamma\nmerlin alone\n",
+	})
+	idxDir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idxDir = filepath.Join(idxDir, "index")
+	ix := openIndex(t, dir, idxDir)
+	ix.writeMu.Lock()
+	ix.waitSettled(context.Background())
+	ix.writeMu.Unlock()
+
+	want := []string{"b.md", "a.md"}
+	if got := paths(search(t, ix, Request{Query: "kestrel"})); !slices.Equal(got, want) {
+		t.Fatalf("kestrel: %v, want %v", got, want)
+	}
+	segs := snapshotSegments(t, ix)
+	if len(segs) == 0 {
+		t.Fatal("no segment in the index")
+	}
+	resident := func() int {
+		n := 0
+		res := zapMappings(t, idxDir)
+		for _, s := range segs {
+			m, mapped := res[s]
+			if !mapped {
+				t.Fatalf("segment %s not mapped (mapped: %v)", s, res)
+			}
+			n += m.rssKB
+		}
+		return n
+	}
+	if kb := resident(); kb == 0 {
+		t.Fatal("no page of the segments resident after a search")
+	}
+
+	memtrim.RunIdleHooks()
+	if kb := resident(); kb != 0 {
+		t.Errorf("%d kB of the segments resident after the idle release, want 0", kb)
+	}
+	if got := paths(search(t, ix, Request{Query: "kestrel"})); !slices.Equal(got, want) {
+		t.Fatalf("kestrel after the release: %v, want %v", got, want)
+	}
+	if kb := resident(); kb == 0 {
+		t.Error("the search after the release mapped no page of the segments")
+	}
+}
