@@ -335,14 +335,17 @@ func runLocalSearch(ctx context.Context, env toolEnv, a LocalSearchArgs) (any, e
 func roundWeights(ts []search.TermWeight) []search.TermWeight {
 	out := make([]search.TermWeight, len(ts))
 	for i, t := range ts {
-		t.IDF = float64(int64(t.IDF*100+0.5)) / 100
+		t.IDF = roundTo(t.IDF, 100)
 		out[i] = t
 	}
 	return out
 }
 
-func roundScore(f float64) float64 {
-	return float64(int64(f*1000+0.5)) / 1000
+func roundScore(f float64) float64 { return roundTo(f, 1000) }
+
+// roundTo rounds a non-negative f to the nearest multiple of 1/scale.
+func roundTo(f, scale float64) float64 {
+	return float64(int64(f*scale+0.5)) / scale
 }
 
 // fileTree groups note paths by folder.

@@ -74,9 +74,6 @@ func appendStrs(b []byte, ss []string) []byte {
 type stateReader struct {
 	b   []byte
 	err error
-	// tags, when not nil, holds one copy of each tag read: a vault has far
-	// fewer tags than notes carrying them.
-	tags map[string]string
 }
 
 func (r *stateReader) uvarint() uint64 {
@@ -137,9 +134,6 @@ func (r *stateReader) raw() []byte {
 
 func (r *stateReader) strs() []string { return r.list(nil) }
 
-// tagList reads a list of tags, each interned in r.tags when set.
-func (r *stateReader) tagList() []string { return r.list(r.tags) }
-
 // list reads a list of strings, interned in intern when not nil.
 func (r *stateReader) list(intern map[string]string) []string {
 	n := r.uvarint()
@@ -194,11 +188,12 @@ func decodeNoteRecord(path string, b []byte) (*NoteMeta, error) {
 	return decodeNoteRecordTags(path, b, nil)
 }
 
-// decodeNoteRecordTags is decodeNoteRecord with the tags interned in tags
-// (nil: copied for this note alone).
+// decodeNoteRecordTags is decodeNoteRecord with the tags interned in tags,
+// which holds one copy of each tag read (a vault has far fewer tags than
+// notes carrying them); nil: copied for this note alone.
 func decodeNoteRecordTags(path string, b []byte, tags map[string]string) (*NoteMeta, error) {
-	r := &stateReader{b: b, tags: tags}
-	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.tagList()}
+	r := &stateReader{b: b}
+	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.list(tags)}
 	m.MTime = time.Unix(0, r.varint())
 	if d := r.varint(); d != 0 {
 		m.Date = time.UnixMilli(d)

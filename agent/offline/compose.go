@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Answer composition. The answer is built from the best note, not from the
@@ -190,12 +192,12 @@ func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool)
 // points to it. -1 when there is none.
 func referred(picks []notePick, lead int, rel relevance) int {
 	p := picks[lead]
-	if p.best < 0 || p.bestCover <= 0 || p.title >= heldCover {
+	if p.quotedForName() {
 		return -1 // a note named after the question answers it itself
 	}
 	blk := p.blocks[p.best]
 	it := blk.items[bestItem(blk, rel)]
-	if len(it.links) == 0 || strings.Contains(strings.ToLower(it.text), strings.ToLower(noteName(p.path))) {
+	if len(it.links) == 0 || strings.Contains(strings.ToLower(it.text), vault.NoteKey(p.path)) {
 		// A sentence naming the lead note itself says what that note
 		// is ("Note composer is a [[core plugin]] that..."): its links
 		// classify it, they do not send the reader elsewhere.
@@ -203,7 +205,7 @@ func referred(picks []notePick, lead int, rel relevance) int {
 	}
 	links := it.links
 	for i, q := range picks {
-		if i == lead || q.search < leadSaysScore || !slices.Contains(links, strings.ToLower(noteName(q.path))) {
+		if i == lead || q.search < leadSaysScore || !slices.Contains(links, vault.NoteKey(q.path)) {
 			continue
 		}
 		if rel.held(q.set) && q.best >= 0 && q.says(rel) {
@@ -253,10 +255,17 @@ const leadSaysScore = 0.5
 // with no prose, or none holding the question, is quoted for its name
 // (its opening, or what it is).
 func (p notePick) says(rel relevance) bool {
-	if p.best < 0 || p.bestCover <= 0 || p.title >= heldCover {
+	if p.quotedForName() {
 		return true
 	}
 	return rel.count(stemSet(passageText(p.blocks, p.best))) > 0
+}
+
+// quotedForName reports whether the note is quoted for what it is rather
+// than for a passage holding the question: it has no prose, none of its
+// prose holds the question, or it is named after the question.
+func (p notePick) quotedForName() bool {
+	return p.best < 0 || p.bestCover <= 0 || p.title >= heldCover
 }
 
 // answer renders the final answer from the notes read.

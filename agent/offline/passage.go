@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vault-agent/vault-agent/internal/truncate"
+	"github.com/vault-agent/vault-agent/vault"
 )
 
 // Passages: a section of a note read as its author wrote it, in blocks
@@ -28,25 +28,25 @@ const (
 type blockItem struct {
 	text  string
 	depth int // nesting of a list item, 0 at the top
-	// links are the notes it links to, by name, lower-cased.
+	// links are the notes it links to, by key (vault.LinkKey).
 	links []string
 }
 
-// linkNames are the names of the notes a line of markdown links to,
-// lower-cased, without folders or sections: the targets of its
-// wikilinks, and the text of its markdown links (which, to a note of the
-// vault, is most often its name, the URL being that of a published copy).
+// linkNames are the keys (vault.LinkKey) of the notes a line of markdown
+// links to: the targets of its wikilinks, and the text of its markdown
+// links (which, to a note of the vault, is most often its name, the URL
+// being that of a published copy).
 func linkNames(s string) []string {
 	var out []string
 	for _, m := range reMdLink.FindAllStringSubmatch(s, -1) {
 		if t := strings.TrimSpace(m[1]); t != "" && !strings.HasPrefix(m[0], "!") {
-			out = append(out, strings.ToLower(t))
+			out = append(out, vault.LinkKey(t))
 		}
 	}
 	for _, re := range []*regexp.Regexp{reWikiAlias, reWiki} {
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			if m[1] != "" {
-				out = append(out, strings.ToLower(path.Base(strings.TrimSpace(m[1]))))
+				out = append(out, vault.LinkKey(m[1]))
 			}
 		}
 	}
