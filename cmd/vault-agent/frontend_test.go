@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"os/exec"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vault-agent/vault-agent/rpc/rpctest"
 )
 
 // TestFrontEndsReleaseWhenIdle starts each long-running front-end, waits
@@ -16,68 +16,30 @@ import (
 // faulted back in.
 func TestFrontEndsReleaseWhenIdle(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		args []string
-		init string
+		name   string
+		args   []string
+		params map[string]any
 	}{
-		{"serve", []string{"serve", "--codec", "line"}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"vault":"` + fixture + `"}}`},
-		{"mcp", []string{"mcp", "--vault", fixture}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`},
-		{"acp", []string{"acp"}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`},
+		{"serve", []string{"serve", "--codec", "line"}, map[string]any{"vault": fixture}},
+		{"mcp", []string{"mcp", "--vault", fixture}, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "test", "version": "1"}}},
+		{"acp", []string{"acp"}, map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("XDG_CACHE_HOME", t.TempDir())
 			t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			s := rpctest.StartBinary(t, binary, "line", append([]string{"--log-level", "debug"}, tc.args...)...)
+			within(t, time.Now(), time.Minute, "the release on going idle", func() error {
+				if !strings.Contains(s.Stderr(), "idle: memory released") {
+					return errors.New("no release logged yet")
+				}
+				return nil
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, binary, append([]string{"--log-level", "debug"}, tc.args...)...)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
+			if err := s.Call(ctx, "initialize", tc.params, nil); err != nil {
+				t.Fatalf("initialize after the release: %v", err)
 			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { stdin.Close(); cmd.Wait() }()
-
-			released := make(chan string, 1)
-			go func() {
-				sc := bufio.NewScanner(stderr)
-				for sc.Scan() {
-					if strings.Contains(sc.Text(), "idle: memory released") {
-						released <- sc.Text()
-						break
-					}
-				}
-				io.Copy(io.Discard, stderr)
-			}()
-			select {
-			case line := <-released:
-				t.Log(line)
-			case <-ctx.Done():
-				t.Fatal("the front-end never said it released memory on going idle")
-			}
-			if _, err := io.WriteString(stdin, tc.init+"\n"); err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(stdout)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				if strings.Contains(sc.Text(), `"id":1`) {
-					if !strings.Contains(sc.Text(), `"result"`) {
-						t.Fatalf("initialize after the release: %s", sc.Text())
-					}
-					return
-				}
-			}
-			t.Fatalf("no answer to initialize after the release: %v", sc.Err())
 		})
 	}
 }
