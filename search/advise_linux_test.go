@@ -75,11 +75,7 @@ func TestSearchAdvisesSegmentsRandom(t *testing.T) {
 		"a.md": "# Alpha\nkestrel notes about falcons\n",
 		"b.md": "# Beta\nkestrel and merlin\n",
 	})
-	idxDir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	idxDir = filepath.Join(idxDir, "index")
+	idxDir := resolvedIndexDir(t)
 	// check settles the index (no merge or persisting left to introduce
 	// a segment), searches, and checks the segments of the snapshot the
 	// search read: a segment is advised when a search first reads it.
@@ -135,4 +131,15 @@ func snapshotSegments(t *testing.T, ix *Index) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// resolvedIndexDir is a folder for an index, its symbolic links resolved:
+// /proc/self/smaps names the files mapped by their resolved paths.
+func resolvedIndexDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "index")
 }

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -19,11 +18,7 @@ func TestIdleReleasesSegmentPages(t *testing.T) {
 		"b.md": "# Beta\nkestrel and merlin\n",
 		"c.md": "# Gamma\nmerlin alone\n",
 	})
-	idxDir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	idxDir = filepath.Join(idxDir, "index")
+	idxDir := resolvedIndexDir(t)
 	ix := openIndex(t, dir, idxDir)
 	ix.writeMu.Lock()
 	ix.waitSettled(context.Background())
