@@ -62,7 +62,7 @@ written through the editor's fs/write_text_file when it offers it; 'vault-agent 
 			})
 			return acp.Serve(cmd.Context(), acp.Config{
 				Backend: backend, Defaults: sessionDefaults(flags), Logger: log, Version: version, Home: service.ProcessEnv().Home,
-			}, os.Stdin, os.Stdout)
+			}, os.Stdin, stdout)
 		},
 	}
 	mf.add(cmd)

@@ -110,7 +110,7 @@ Without --vault the vault is the current folder, when it holds .obsidian/ or mar
 			})
 			ctx := cmd.Context()
 			if httpAddr == "" {
-				err := srv.Run(ctx, &sdk.StdioTransport{})
+				err := srv.Run(ctx, &sdk.IOTransport{Reader: os.Stdin, Writer: stdout})
 				if ctx.Err() != nil || errors.Is(err, sdk.ErrConnectionClosed) {
 					return nil
 				}

@@ -26,7 +26,7 @@ The vault and index given in 'initialize' win over --vault and --index.`,
 				return err
 			}
 			releaseWhenIdle(cmd.Context(), log)
-			return serve(cmd.Context(), log, vf, codec, os.Stdin, os.Stdout)
+			return serve(cmd.Context(), log, vf, codec, os.Stdin, stdout)
 		},
 	}
 	vf.addWithVault(cmd, "the vault folder, when 'initialize' names none")

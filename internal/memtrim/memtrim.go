@@ -30,49 +30,139 @@ type Released struct {
 	Mappings int
 }
 
-// idleCPU is the CPU time below which an interval counts as idle: the
+// idleCPU is the CPU time below which a tick's interval counts as idle: the
 // runtime's background work and a watcher's heartbeat stay under it.
 const idleCPU = 5 * time.Millisecond
 
+// Answered's quiet: a process holding nothing releases once it has spent
+// less than quietCPU over quietDelay after its last answer, when it has
+// worked at least quietWork since its last release (a stream of small
+// answers, a model's tokens relayed one by one, touches little and would
+// otherwise pay for a release after each).
+const (
+	quietDelay = 20 * time.Millisecond
+	quietCPU   = time.Millisecond
+	quietWork  = 20 * time.Millisecond
+)
+
 // WhenIdle releases memory each time the process goes idle after working
-// (and once soon after it starts, start-up being work): when it used less
-// than idleCPU of CPU time over one interval. It returns when ctx ends.
-// report, if not nil, hears each release.
-func WhenIdle(ctx context.Context, interval time.Duration, report func(Released, error)) {
-	t := time.NewTicker(interval)
+// (start-up being work), reading the process's CPU time every tick: an
+// interval in which it used less than idleCPU is idle.
+//
+// A process that holds pages costly to fault back in (anything registered
+// with OnIdle: an index's segment pages, which its next search would read
+// again) releases once it has been idle for hold. One that holds none (a
+// front-end forwarding to the process that holds the index) has only its
+// code and heap to give back, a few pages a request to fault in again, so
+// it releases on its first idle tick, and at once when it falls quiet
+// after an answer (Answered): it stays small even right after its work.
+// It returns when ctx ends. report, if not nil, hears each release.
+func WhenIdle(ctx context.Context, tick, hold time.Duration, report func(Released, error)) {
+	t := time.NewTicker(tick)
 	defer t.Stop()
-	idleLoop(ctx, t.C, processCPU, func() {
-		RunIdleHooks()
-		debug.FreeOSMemory()
-		r, err := ReleaseCode()
-		if report != nil {
-			report(r, err)
-		}
-	})
+	l := idleLoop{
+		ticks: t.C,
+		kicks: answered,
+		quiet: func() <-chan time.Time { return time.After(quietDelay) },
+		cpu:   processCPU,
+		need:  idleTicks(tick, hold),
+		release: func() {
+			RunIdleHooks()
+			debug.FreeOSMemory()
+			r, err := ReleaseCode()
+			if report != nil {
+				report(r, err)
+			}
+		},
+	}
+	l.run(ctx)
 }
 
-// idleLoop is WhenIdle with its clock and CPU meter given: release runs on
-// the first tick that finds the process idle after work. The CPU release
-// itself spends is not counted as work.
-func idleLoop(ctx context.Context, ticks <-chan time.Time, cpu func() time.Duration, release func()) {
-	last := cpu()
+// answered carries Answered's signal to WhenIdle.
+var answered = make(chan struct{}, 1)
+
+// Answered tells WhenIdle that the process has just written an answer to
+// its client: a process holding nothing registered with OnIdle releases
+// once it stays quiet a moment after it. It never blocks.
+func Answered() {
+	select {
+	case answered <- struct{}{}:
+	default:
+	}
+}
+
+// idleTicks is how many idle ticks in a row WhenIdle waits for: those
+// that make up hold while a release is registered with OnIdle, else one.
+func idleTicks(tick, hold time.Duration) func() int {
+	held := max(1, int((hold+tick-1)/tick))
+	return func() int {
+		if hasHooks() {
+			return held
+		}
+		return 1
+	}
+}
+
+// idleLoop is WhenIdle with its clocks and CPU meter given.
+type idleLoop struct {
+	ticks   <-chan time.Time
+	kicks   <-chan struct{}         // Answered
+	quiet   func() <-chan time.Time // fires quietDelay after it is called
+	cpu     func() time.Duration    // the process's CPU time so far
+	need    func() int              // idle ticks in a row before a release
+	release func()
+}
+
+// run releases once the process has been idle for need() ticks in a row
+// after work (an answer restarts the count); and, when need() is one tick
+// (nothing costly held), also as soon as it uses under quietCPU in a
+// quietDelay after an answer, having worked quietWork since its last
+// release. The CPU a release spends is not counted as work.
+func (l *idleLoop) run(ctx context.Context) {
+	last := l.cpu()
+	released := time.Duration(-1 << 62) // the CPU time at the last release
 	worked := true
+	idle := 0 // idle ticks in a row
+	var quiet <-chan time.Time
+	var quietFrom time.Duration
+	release := func() {
+		l.release()
+		last = l.cpu()
+		released = last
+		worked, idle, quiet = false, 0, nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticks:
-		}
-		now := cpu()
-		used := now - last
-		last = now
-		switch {
-		case used >= idleCPU:
-			worked = true
-		case worked:
-			release()
-			last = cpu()
-			worked = false
+		case <-l.kicks:
+			worked, idle = true, 0
+			if l.need() == 1 {
+				quiet, quietFrom = l.quiet(), l.cpu()
+			}
+		case <-quiet:
+			now := l.cpu()
+			switch {
+			case now-released < quietWork:
+				quiet = nil // too little to give back: the tick will see
+			case now-quietFrom < quietCPU:
+				release()
+			default:
+				// Still at work after the answer: look again.
+				quiet, quietFrom = l.quiet(), now
+			}
+		case <-l.ticks:
+			now := l.cpu()
+			used := now - last
+			last = now
+			if used >= idleCPU {
+				worked, idle = true, 0
+				continue
+			}
+			idle++
+			if worked && idle >= l.need() {
+				release()
+			}
 		}
 	}
 }
@@ -102,6 +192,13 @@ func OnIdle(release func()) (remove func()) {
 		defer hooks.mu.Unlock()
 		delete(hooks.fns, id)
 	}
+}
+
+// hasHooks reports whether a release is registered with OnIdle.
+func hasHooks() bool {
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	return len(hooks.fns) > 0
 }
 
 // RunIdleHooks runs the releases registered with OnIdle, as WhenIdle does
