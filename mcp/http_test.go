@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -351,5 +352,56 @@ func TestTokens(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("%s: %q, %v", tc.name, got, err)
 		}
+	}
+}
+
+// TestResourcesPaged lists the notes three at a time: every note once, in
+// path order, each page at most three, the last without a cursor; a cursor
+// that is not one is refused.
+func TestResourcesPaged(t *testing.T) {
+	defer mcp.SetListPage(3)()
+	opening := startVault(t, service.Options{Vault: fixture.Copy(t)})
+	svc, err := opening.Wait(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.New(mcp.Config{Vault: opening})
+	st, ct := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	go srv.Run(ctx, st)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var uris []string
+	pages := 0
+	for cursor := ""; ; {
+		res, err := cs.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(res.Resources) > 3 {
+			t.Fatalf("page %d holds %d resources", pages, len(res.Resources))
+		}
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	var want []string
+	for _, p := range svc.Index().Paths() {
+		want = append(want, mcp.NoteURI(p))
+	}
+	if !slices.Equal(uris, want) || pages != (len(want)+2)/3 {
+		t.Fatalf("%d pages listed %v\nwant %v", pages, uris, want)
+	}
+	if _, err := cs.ListResources(ctx, &sdk.ListResourcesParams{Cursor: "%%%"}); err == nil || !strings.Contains(err.Error(), "invalid cursor") {
+		t.Fatalf("a bad cursor: %v", err)
 	}
 }

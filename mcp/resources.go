@@ -2,17 +2,18 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vault-agent/vault-agent/search"
-	"github.com/vault-agent/vault-agent/search/shared"
 	"github.com/vault-agent/vault-agent/vault"
 )
 
@@ -84,19 +85,20 @@ func (s *Server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: NoteURI(found), MIMEType: markdown, Text: string(raw.Content)}}}, nil
 }
 
-// follow registers every note of the index as a resource at once (an
-// index being reconciled with the disk is open, with the notes it holds),
-// then mirrors the index's changes until ctx ends: a note added or removed
-// changes the resource list (the SDK sends notifications/resources/
-// list_changed, debounced), and a note added, changed or removed sends
+// follow mirrors the index's changes until ctx ends: a note added or
+// removed changes the resource list (notifications/resources/list_changed,
+// debounced by the SDK), and a note added, changed or removed sends
 // notifications/resources/updated to the sessions subscribed to its URI.
+//
+// The notes are not registered with the SDK one by one: it would keep a
+// resource for every note in every MCP process (6 MB for 6,500 notes),
+// beside the index that already holds them. resources/list is answered
+// from the index a page at a time (listNotes), and reads go through the
+// note template.
 func (s *Server) follow(ctx context.Context) {
 	ix := s.cfg.Vault.Index()
 	changes := ix.SubscribeChanges()
 	defer changes.Close()
-	for _, m := range ix.Notes() {
-		s.addResource(m)
-	}
 	close(s.listed)
 	go func() {
 		svc, err := s.vault(ctx, nil, nil)
@@ -109,52 +111,105 @@ func (s *Server) follow(ctx context.Context) {
 		st := svc.Synced()
 		s.log.Info("index ready", "notes", svc.Index().Count(), "added", st.Added, "updated", st.Updated,
 			"removed", st.Removed, "rebuilt", st.Rebuilt, "took", st.Took.Round(time.Millisecond))
+		if st.Added > 0 || st.Removed > 0 || st.Rebuilt {
+			// A client that listed the notes while the index caught up
+			// with the disk lists them again.
+			s.listChanged()
+		}
 	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-changes.Ready():
-			s.apply(ctx, ix, changes.Take())
+			s.apply(ctx, changes.Take())
 		}
 	}
 }
 
-// waitListed is a receiving middleware: resources/list waits until the
-// index's notes are resources, so a client listing them right after
-// connecting gets them all.
-func (s *Server) waitListed(next sdk.MethodHandler) sdk.MethodHandler {
+// listResources is a receiving middleware that answers resources/list
+// from the index: the notes sorted by path, listPage at a time, the
+// cursor naming the last path given. It waits until follow watches the
+// index's changes, so that a client listing right after connecting hears
+// of every change after its list.
+func (s *Server) listResources(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if method == "resources/list" {
-			select {
-			case <-s.listed:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+		if method != "resources/list" {
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
+		select {
+		case <-s.listed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		var cursor string
+		if r, ok := req.(*sdk.ListResourcesRequest); ok && r.Params != nil {
+			cursor = r.Params.Cursor
+		}
+		after, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		notes, more, err := s.cfg.Vault.Index().NotesPage(ctx, after, listPage)
+		if err != nil {
+			return nil, fmt.Errorf("listing the notes: %w", err)
+		}
+		res := &sdk.ListResourcesResult{Resources: make([]*sdk.Resource, 0, len(notes))}
+		for _, m := range notes {
+			res.Resources = append(res.Resources, &sdk.Resource{URI: NoteURI(m.Path), Name: m.Path, Title: m.Title, MIMEType: markdown, Size: m.Size})
+		}
+		if more && len(notes) > 0 {
+			res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(notes[len(notes)-1].Path))
+		}
+		return res, nil
 	}
 }
 
-func (s *Server) addResource(m search.NoteMeta) {
-	s.srv.AddResource(&sdk.Resource{URI: NoteURI(m.Path), Name: m.Path, Title: m.Title, MIMEType: markdown, Size: m.Size}, s.readResource)
+// listPage is how many notes a page of resources/list holds (the SDK's
+// own page size).
+var listPage = sdk.DefaultPageSize
+
+// decodeCursor returns the path a resources/list cursor names ("" for the
+// first page).
+func decodeCursor(cursor string) (string, error) {
+	if cursor == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || !utf8.Valid(b) {
+		return "", fmt.Errorf("invalid cursor %q: pass the nextCursor of the previous page", cursor)
+	}
+	return string(b), nil
 }
 
-// apply mirrors changes of the index into the resources.
-func (s *Server) apply(ctx context.Context, ix *shared.Index, changes []search.NoteChange) {
-	var gone []string
+// listChangedURI is the resource listChanged adds and removes at once.
+const listChangedURI = "vault:///.vault-agent/list-changed"
+
+// listChanged has the SDK send notifications/resources/list_changed to
+// every session (it decides how, by each session's protocol version):
+// the SDK sends it when a resource is added or removed, debounced, and has
+// no other way to ask for it, so a resource no list shows (resources/list
+// is listResources') is added and removed at once.
+func (s *Server) listChanged() {
+	s.srv.AddResource(&sdk.Resource{URI: listChangedURI, Name: "list-changed", MIMEType: markdown}, s.readResource)
+	s.srv.RemoveResources(listChangedURI)
+}
+
+// apply mirrors changes of the index into notifications.
+func (s *Server) apply(ctx context.Context, changes []search.NoteChange) {
+	removed := 0
+	listed := false
 	for _, c := range changes {
 		switch c.Kind {
 		case search.NoteAdded:
-			if m, ok := ix.Note(c.Path); ok {
-				s.addResource(m)
-			}
+			listed = true
 		case search.NoteRemoved:
-			gone = append(gone, NoteURI(c.Path))
+			listed = true
+			removed++
 		}
 	}
-	if len(gone) > 0 {
-		s.srv.RemoveResources(gone...)
+	if listed {
+		s.listChanged()
 	}
 	for _, c := range changes {
 		if err := s.srv.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: NoteURI(c.Path)}); err != nil {
@@ -162,7 +217,7 @@ func (s *Server) apply(ctx context.Context, ix *shared.Index, changes []search.N
 		}
 	}
 	if len(changes) > 0 {
-		s.log.Debug("notes changed", "changed", len(changes), "removed", len(gone))
+		s.log.Debug("notes changed", "changed", len(changes), "removed", removed)
 	}
 	// One line for the change, however many sessions missed it (the list
 	// notifications the SDK sends a moment later count at the next one).

@@ -76,7 +76,7 @@ type Server struct {
 	argHints map[string]string
 
 	followOnce sync.Once
-	// listed is closed once the index's notes are resources:
+	// listed is closed once follow watches the index's changes:
 	// resources/list waits for it.
 	listed chan struct{}
 	// sessions caps the sessions over HTTP; undelivered counts the
@@ -117,7 +117,7 @@ func New(cfg Config) *Server {
 		},
 	})
 	s.sessions = &sessions{max: cfg.HTTP.MaxSessions, log: log, srv: s.srv, seen: map[*sdk.ServerSession]*sessionUse{}}
-	s.srv.AddReceivingMiddleware(s.hintArguments, s.sessions.track, s.waitListed)
+	s.srv.AddReceivingMiddleware(s.hintArguments, s.sessions.track, s.listResources)
 	s.addTools()
 	s.addResourceTemplate()
 	s.addPrompts()

@@ -148,17 +148,28 @@ func (x *Index) Note(path string) (search.NoteMeta, bool) {
 func (x *Index) Notes() []search.NoteMeta {
 	var out []search.NoteMeta
 	for after := ""; ; {
-		page, err := opNotes.call(context.Background(), x, notesParams{After: after, Limit: notesPerPage}, nil)
+		notes, more, err := x.NotesPage(context.Background(), after, notesPerPage)
 		if err != nil {
 			x.logFailure(opNotes.method, err)
 			return nil
 		}
-		out = append(out, page.Notes...)
-		if !page.More || len(page.Notes) == 0 {
+		out = append(out, notes...)
+		if !more || len(notes) == 0 {
 			return out
 		}
-		after = page.Notes[len(page.Notes)-1].Path
+		after = notes[len(notes)-1].Path
 	}
+}
+
+// NotesPage returns the cached metadata of at most limit notes, those whose
+// paths sort after after, sorted by path, and whether more follow: a list
+// a client pages through without this process holding every note.
+func (x *Index) NotesPage(ctx context.Context, after string, limit int) ([]search.NoteMeta, bool, error) {
+	page, err := opNotes.call(ctx, x, notesParams{After: after, Limit: limit}, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	return page.Notes, page.More, nil
 }
 
 // Paths returns every indexed note path, sorted. The slice may be shared:
