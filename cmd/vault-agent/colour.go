@@ -37,10 +37,7 @@ func answerWriter(out io.Writer, markdown bool, style string, width int) (io.Wri
 	if !markdown {
 		return out, func() {}
 	}
-	m, err := newMarkdownWriter(out, style, width)
-	if err != nil {
-		return out, func() {}
-	}
+	m := newMarkdownWriter(out, style, width)
 	return m, func() { _ = m.Flush() }
 }
 

@@ -43,7 +43,7 @@ func TestMarkdownAnswer(t *testing.T) {
 			t.Errorf("rendered answer lost %q:\n%s", kept, plain)
 		}
 	}
-	if !strings.Contains(out, ";1mfed") {
+	if !strings.Contains(out, ansiBold+"fed") {
 		t.Errorf("bold not styled: %q", out)
 	}
 	if strings.Count(plain, "line one") != 1 || strings.Index(plain, "line one") > strings.Index(plain, "line two") {

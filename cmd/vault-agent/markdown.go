@@ -2,17 +2,13 @@ package main
 
 import (
 	"io"
-	"regexp"
 	"strings"
 	"sync"
-
-	"charm.land/glamour/v2"
 )
 
 // The answer's markdown is rendered on a terminal (bold, lists, code,
-// headings) with glamour, the renderer of the Charm tools (MIT, kept up by
-// Charm; it brings chroma for code blocks and lipgloss for styles). Piped
-// output is the answer as written.
+// headings) by termRenderer (termrender.go). Piped output is the answer
+// as written.
 
 // markdownOn reports whether ask renders the answer on a terminal (the
 // caller checks that stdout is one), given the environment's lookup
@@ -22,8 +18,8 @@ func markdownOn(lookup func(string) (string, bool)) bool {
 	return t != "dumb"
 }
 
-// markdownStyle is glamour's style for the terminal: without colour when
-// NO_COLOR is set (https://no-color.org).
+// markdownStyle is the style of the answer on the terminal: without colour
+// when NO_COLOR is set (https://no-color.org).
 func markdownStyle(lookup func(string) (string, bool)) string {
 	if _, set := lookup("NO_COLOR"); set {
 		return "notty"
@@ -38,18 +34,14 @@ func markdownStyle(lookup func(string) (string, bool)) string {
 type markdownWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	r       *glamour.TermRenderer
+	r       *termRenderer
 	pending strings.Builder
 	blocks  int // blocks written so far
 }
 
 // newMarkdownWriter renders onto w, wrapping at width columns.
-func newMarkdownWriter(w io.Writer, style string, width int) (*markdownWriter, error) {
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
-	if err != nil {
-		return nil, err
-	}
-	return &markdownWriter{w: w, r: r}, nil
+func newMarkdownWriter(w io.Writer, style string, width int) *markdownWriter {
+	return &markdownWriter{w: w, r: newTermRenderer(style, width)}
 }
 
 func (m *markdownWriter) Write(b []byte) (int, error) {
@@ -79,12 +71,7 @@ func (m *markdownWriter) Flush() error {
 }
 
 func (m *markdownWriter) render(md string) error {
-	out, err := m.r.Render(md)
-	if err != nil {
-		// An answer is never lost to its rendering.
-		out = md
-	}
-	out = tidyRendered(out)
+	out := m.r.Render(md)
 	if out == "" {
 		return nil
 	}
@@ -92,7 +79,7 @@ func (m *markdownWriter) render(md string) error {
 		out = "\n" + out
 	}
 	m.blocks++
-	_, err = io.WriteString(m.w, out+"\n")
+	_, err := io.WriteString(m.w, out+"\n")
 	return err
 }
 
@@ -121,24 +108,4 @@ func blockEnd(text string) int {
 		}
 	}
 	return end
-}
-
-// rePadding is the run of styled spaces glamour pads each line with, up to
-// the wrap width.
-var rePadding = regexp.MustCompile(`(?:\x1b\[[0-9;]*m *\x1b\[m| )+$`)
-
-// tidyRendered drops glamour's padding at the ends of lines and its blank
-// lines around a block.
-func tidyRendered(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = rePadding.ReplaceAllString(l, "")
-	}
-	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return strings.Join(lines, "\n")
 }
