@@ -1,8 +1,9 @@
 // Command sharemem measures what a second vault-agent front-end on a vault
 // costs: the resident memory of every vault-agent process with one
 // front-end at work on the vault (an MCP server), then with two (the MCP
-// server and a second one, serve or mcp), each doing the same work:
-// searches, note reads and one agent question. It runs the two setups in
+// server and a second one, serve, mcp or acp), each doing the same work:
+// searches, note reads and one agent question (acp: three questions in a
+// session). It runs the two setups in
 // turn, several times, and prints the medians: RSS (the sum over the
 // processes, which counts the binary's code pages once per process) and
 // PSS (pages shared between processes divided among them: what the
@@ -35,7 +36,7 @@ func main() {
 	bin := flag.String("bin", "bin/vault-agent", "the vault-agent binary")
 	vaultDir := flag.String("vault", "/work/vaults/obsidian-hub", "the vault (read only)")
 	runs := flag.Int("runs", 5, "runs of each setup")
-	second := flag.String("second", "serve", "the second front-end: serve or mcp")
+	second := flag.String("second", "serve", "the second front-end: serve, mcp or acp")
 	verbose = flag.Bool("v", false, "print each process's memory")
 	flag.DurationVar(&rest, "rest", 0, "how long the front-ends wait idle after the work before their memory is read (0: at once)")
 	flag.Parse()
@@ -98,8 +99,11 @@ func measure(bin, vaultDir string, env []string, second string) mem {
 			p = start(ctx, bin, env, "line", "mcp", "--vault", vaultDir)
 			mcpInit(ctx, p)
 			mcpWork(ctx, p)
+		case "acp":
+			p = start(ctx, bin, env, "line", "acp")
+			acpWork(ctx, p, vaultDir)
 		default:
-			log.Fatalf("-second %q: want serve or mcp", second)
+			log.Fatalf("-second %q: want serve, mcp or acp", second)
 		}
 		defer p.stop()
 		procs = append(procs, p)
@@ -168,6 +172,23 @@ func serveWork(ctx context.Context, p *proc, vaultDir string) {
 		}
 	}
 	p.call(ctx, "agent/run", map[string]any{"message": "how do I make a daily note template?"})
+}
+
+// acpWork opens a session on the vault as an editor's agent panel does and
+// asks three questions in it.
+func acpWork(ctx context.Context, p *proc, vaultDir string) {
+	p.call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	res := p.call(ctx, "session/new", map[string]any{"cwd": vaultDir, "mcpServers": []any{}})
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(res, &s); err != nil || s.SessionID == "" {
+		log.Fatalf("session/new: %s", res)
+	}
+	for _, q := range []string{"how do I make a daily note template?", "what does the dataview plugin do?", "how to sync my vault"} {
+		p.call(ctx, "session/prompt", map[string]any{"sessionId": s.SessionID,
+			"prompt": []any{map[string]any{"type": "text", "text": q}}})
+	}
 }
 
 // proc is a front-end process spoken to over its stdio; requests are one
