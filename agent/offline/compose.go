@@ -180,8 +180,31 @@ func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool)
 		if to := referred(picks, lead, rel); to >= 0 {
 			return to, true
 		}
+		if to := betterNamed(picks, lead, rel); to >= 0 {
+			return to, true
+		}
 	}
 	return lead, ok
+}
+
+// betterNamed is the note that leads in place of a lead with no prose of
+// its own (a plugin page that is only a table of facts, quoted as "X is a
+// note in Plugins"): another note read that holds the question, says it
+// in a passage of its own and whose name (title and folders) holds more of
+// the question than the lead's ("a theme that makes my vault look like
+// Wikipedia": Themes/Wikipedia over the plugin random-wikipedia-article).
+// The first such in the search's order; -1 when there is none.
+func betterNamed(picks []notePick, lead int, rel relevance) int {
+	p := picks[lead]
+	if p.best >= 0 || p.title >= heldCover {
+		return -1 // the lead has a passage, or is named after the question
+	}
+	for i, q := range picks {
+		if i != lead && q.best >= 0 && q.bestCover > 0 && q.title > p.title && rel.held(q.set) && q.says(rel) {
+			return i
+		}
+	}
+	return -1
 }
 
 // referred is the note the lead's passage sends the reader to for the

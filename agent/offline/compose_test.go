@@ -164,3 +164,21 @@ func answerOver(t *testing.T, files map[string]string, q string) string {
 	res, _ := ask(t, offlineAgent(t, fixture.Write(t, files), nil), q)
 	return res.Answer
 }
+
+// TestLeadWithNoProseGivesWayToANoteNamedAfterTheQuestion: a note with
+// nothing to quote but what it is (a plugin page that is all table) does
+// not lead over a note that says something of the question and whose name
+// holds more of it (the theme the question asks for).
+func TestLeadWithNoProseGivesWayToANoteNamedAfterTheQuestion(t *testing.T) {
+	answer := answerOver(t, map[string]string{
+		"plugins/random-encyclopedia.md": "---\naliases: [Random encyclopedia article, Encyclopedia article of the day]\n---\n# random-encyclopedia\n\n" +
+			"| Field | Value |\n|---|---|\n| Name | Random encyclopedia |\n| Author | someone |\n| Encyclopedia article | opens one at random |\n",
+		"themes/Encyclopedia.md":   "# Encyclopedia\n\nSerif headings, an infobox on the right and thin rules under each heading, in the style of an encyclopedia.\n",
+		"themes/Minimal.md":        "# Minimal\n\nA quiet theme with few colours.\n",
+		"plugins/article-index.md": "# article-index\n\nLists every article of a folder.\n",
+		"plugins/wiki-article.md":  "# wiki-article\n\nImports an article from a wiki.\n",
+	}, "theme that makes my vault look like an encyclopedia article")
+	if !strings.HasPrefix(answer, "Serif headings, an infobox") {
+		t.Errorf("answer does not lead with the theme named after the question:\n%s", answer)
+	}
+}
