@@ -597,10 +597,13 @@ func (st *convState) notHeldAnswer(srcs []source, picks []notePick, rel relevanc
 	} else {
 		fmt.Fprintf(&b, "Your notes don't seem to answer this: the notes I read touch on %s, but none of them holds enough of it.", st.keywordText())
 	}
+	order := nearestNotes(picks, rel)
+	if len(order) == 0 {
+		b.WriteString("\n\nYou could try other words, a tag (tag:#name) or a folder (path:folder/).")
+		return st.unresolvedNote() + b.String()
+	}
 	b.WriteString(" The nearest notes are:\n\n")
-	order := append([]notePick(nil), picks...)
-	sort.SliceStable(order, func(i, j int) bool { return rel.cover(order[i].set) > rel.cover(order[j].set) })
-	for _, p := range order[:min(len(order), maxNearest)] {
+	for _, p := range order {
 		line := "- " + st.cite(srcs, p.src)
 		if len(p.blocks) > 0 {
 			blk := p.blocks[max(p.best, 0)]
@@ -610,6 +613,29 @@ func (st *convState) notHeldAnswer(srcs []source, picks []notePick, rel relevanc
 	}
 	b.WriteString("\nYou could try other words, a tag (tag:#name) or a folder (path:folder/).")
 	return st.unresolvedNote() + b.String()
+}
+
+// nearestShare is the share of the nearest note's cover of the question
+// another note needs to be listed beside it when no note answers.
+const nearestShare = 0.5
+
+// nearestNotes are the notes read that come nearest to answering, the
+// most of the question first: at most maxNearest, each holding a word of
+// the question and at least nearestShare of what the nearest holds. A
+// note that matched only the question's framing ("how do I find out")
+// or one of its words the other notes far outweigh is not near: listed,
+// it would read as an answer on another subject.
+func nearestNotes(picks []notePick, rel relevance) []notePick {
+	order := append([]notePick(nil), picks...)
+	sort.SliceStable(order, func(i, j int) bool { return rel.cover(order[i].set) > rel.cover(order[j].set) })
+	var out []notePick
+	for _, p := range order {
+		if len(out) == maxNearest || rel.count(p.set) == 0 || len(out) > 0 && rel.cover(p.set) < nearestShare*rel.cover(out[0].set) {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // missingTerms are the goal's terms that no note read holds, as typed.

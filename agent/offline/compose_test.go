@@ -182,3 +182,32 @@ func TestLeadWithNoProseGivesWayToANoteNamedAfterTheQuestion(t *testing.T) {
 		t.Errorf("answer does not lead with the theme named after the question:\n%s", answer)
 	}
 }
+
+// TestNearestNotesHoldTheQuestion: when no note answers, the notes listed
+// as nearest each hold a word of the question, and at least half as much
+// of it as the nearest; when none holds any, none is listed.
+func TestNearestNotesHoldTheQuestion(t *testing.T) {
+	files := map[string]string{
+		"garage/Van.md":  "# Van\n\nThe carburetor of the old van leaks when it is cold.\n",
+		"db/Postgres.md": "# Postgres\n\nREINDEX rebuilds a bloated index.\n",
+		"db/Search.md":   "# Search\n\nThe search index is rebuilt every night; a full rebuild takes an hour. Find out anything with it.\n",
+		"home/Shed.md":   "# Shed\n\nWe rebuild the shed roof in May.\n",
+	}
+	t.Run("some hold it", func(t *testing.T) {
+		answer := answerOver(t, files, "how do I rebuild a motorcycle carburetor")
+		if !strings.HasPrefix(answer, "Your notes don't seem to answer this") || !strings.Contains(answer, "The nearest notes are:\n\n- [[Van]]") {
+			t.Fatalf("not answered with the nearest note:\n%s", answer)
+		}
+		for _, far := range []string{"[[Postgres]]", "[[Search]]", "[[Shed]]"} {
+			if strings.Contains(answer, far) {
+				t.Errorf("a note holding only a common word of the question is listed as near, %s:\n%s", far, answer)
+			}
+		}
+	})
+	t.Run("none holds it", func(t *testing.T) {
+		answer := answerOver(t, files, "how do I find out why my bicycle squeaks")
+		if !strings.HasPrefix(answer, "Your notes don't seem to answer this") || strings.Contains(answer, "[[") || strings.Contains(answer, "nearest") {
+			t.Errorf("notes that hold none of the question are listed:\n%s", answer)
+		}
+	})
+}
