@@ -131,7 +131,10 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 		p.best, p.bestCover = -1, -1
 		bestScore := -1.0
 		for i := range p.blocks {
-			set := stemSet(unitText(p.blocks, i))
+			if b := p.blocks[i]; b.kind == tableBlock && rel.count(stemSet(b.items[bestItem(b, rel)].text)) == 0 {
+				continue // a table none of whose rows holds the question does not answer it
+			}
+			set := stemSet(unitText(p.blocks, i, rel))
 			if sc := rel.score(set); sc > bestScore {
 				p.best, p.bestCover, bestScore = i, rel.cover(set), sc
 			}
@@ -281,7 +284,7 @@ func (p notePick) says(rel relevance) bool {
 	if p.quotedForName() {
 		return true
 	}
-	return rel.count(stemSet(passageText(p.blocks, p.best))) > 0
+	return rel.count(stemSet(passageText(p.blocks, p.best, rel))) > 0
 }
 
 // quotedForName reports whether the note is quoted for what it is rather
@@ -375,23 +378,42 @@ func (st *convState) othersOf(srcs []source, picks []notePick, lead int, rel rel
 // unitText is the text a block is judged by: its heading, its words, and
 // those of the list it introduces or of the sentence that introduces it,
 // since the two are quoted together.
-func unitText(blocks []block, i int) string {
-	return blocks[i].heading + " " + passageText(blocks, i)
+func unitText(blocks []block, i int, rel relevance) string {
+	return blocks[i].heading + " " + passageText(blocks, i, rel)
 }
 
 // passageText is the text of the passage a block is quoted by: its words,
 // and those of the list it introduces or of the sentence that introduces
-// it.
-func passageText(blocks []block, i int) string {
+// it. A table is judged by its header row and the row that best holds the
+// question: a table holds many things, and answers by one row of them.
+func passageText(blocks []block, i int, rel relevance) string {
 	b := blocks[i]
-	text := b.text()
+	text := judgedText(b, rel)
 	switch {
 	case b.introduces() && i+1 < len(blocks) && blocks[i+1].kind != paragraphBlock && blocks[i+1].heading == b.heading:
-		text += " " + blocks[i+1].text()
+		text += " " + judgedText(blocks[i+1], rel)
 	case b.kind != paragraphBlock && i > 0 && blocks[i-1].introduces() && blocks[i-1].heading == b.heading:
 		text += " " + blocks[i-1].text()
 	}
 	return text
+}
+
+// judgedText is the words a block is judged by: all of them, or a table's
+// header and best row.
+func judgedText(b block, rel relevance) string {
+	if b.kind != tableBlock {
+		return b.text()
+	}
+	return b.headerText() + " " + b.items[bestItem(b, rel)].text
+}
+
+// itemLine is a sentence or list item as quoted alone: a table row with
+// its column headers.
+func itemLine(b block, i int) string {
+	if b.kind == tableBlock {
+		return rowLine(b, b.items[i])
+	}
+	return b.items[i].text
 }
 
 // sectionText is the text of a note's chunks read, with their headings.
@@ -484,25 +506,29 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 	return strings.Join(paras, "\n\n") + " " + c
 }
 
-// renderList renders a list or steps, saying so when it was cut.
+// renderList renders a list, steps or a table, saying so when it was cut.
 func renderList(b block) string {
 	text, cut := renderBlock(b, 0)
+	unit, whole := "item", "list"
+	if b.kind == tableBlock {
+		unit, whole = "row", "table"
+	}
 	switch {
 	case b.omitted > 0:
-		text += fmt.Sprintf("\n\n(%s of this list in the note %s about other things.)", plural(b.omitted, "more item"), map[bool]string{true: "is", false: "are"}[b.omitted == 1])
+		text += fmt.Sprintf("\n\n(%s of this %s in the note %s about other things.)", plural(b.omitted, "more "+unit), whole, map[bool]string{true: "is", false: "are"}[b.omitted == 1])
 	case cut:
-		text += "\n\n(The list goes on in the note.)"
+		text += "\n\n(The " + whole + " goes on in the note.)"
 	}
 	return text
 }
 
-// relevantItems keeps, of a bulleted list whose items are mostly about
-// other things (a digest, a changelog), the items that hold a word of the
-// question, each with its sub-items, in their order. A list most of whose
-// items hold the question answers as a whole, and steps are never cut
-// apart: they are kept whole.
+// relevantItems keeps, of a bulleted list or a table whose items are
+// mostly about other things (a digest, a changelog, a price list), the
+// items that hold a word of the question, each with its sub-items, in
+// their order. A list most of whose items hold the question answers as a
+// whole, and steps are never cut apart: they are kept whole.
 func relevantItems(b block, rel relevance) block {
-	if b.kind != listBlock {
+	if b.kind != listBlock && b.kind != tableBlock {
 		return b
 	}
 	type group struct {
@@ -584,7 +610,7 @@ func (st *convState) supportLine(srcs []source, p notePick, rel relevance, cite 
 	if !any && rel.score(stemSet(blk.items[best].text)) <= 0 {
 		return ""
 	}
-	return "- " + blk.items[best].text + " " + cite(p.src, blk.heading)
+	return "- " + itemLine(blk, best) + " " + cite(p.src, blk.heading)
 }
 
 // notHeldAnswer says the notes read do not answer the goal and lists the
@@ -607,7 +633,7 @@ func (st *convState) notHeldAnswer(srcs []source, picks []notePick, rel relevanc
 		line := "- " + st.cite(srcs, p.src)
 		if len(p.blocks) > 0 {
 			blk := p.blocks[max(p.best, 0)]
-			line += ": " + blk.items[bestItem(blk, rel)].text
+			line += ": " + itemLine(blk, bestItem(blk, rel))
 		}
 		b.WriteString(line + "\n")
 	}

@@ -172,7 +172,7 @@ func answerOver(t *testing.T, files map[string]string, q string) string {
 func TestLeadWithNoProseGivesWayToANoteNamedAfterTheQuestion(t *testing.T) {
 	answer := answerOver(t, map[string]string{
 		"plugins/random-encyclopedia.md": "---\naliases: [Random encyclopedia article, Encyclopedia article of the day]\n---\n# random-encyclopedia\n\n" +
-			"| Field | Value |\n|---|---|\n| Name | Random encyclopedia |\n| Author | someone |\n| Encyclopedia article | opens one at random |\n",
+			"Plugin ID: `random-encyclopedia`\nDeveloped by: [[someone]]\nMobile compatible: Yes\n\n![[encyclopedia-article.png]]\n",
 		"themes/Encyclopedia.md":   "# Encyclopedia\n\nSerif headings, an infobox on the right and thin rules under each heading, in the style of an encyclopedia.\n",
 		"themes/Minimal.md":        "# Minimal\n\nA quiet theme with few colours.\n",
 		"plugins/article-index.md": "# article-index\n\nLists every article of a folder.\n",

@@ -22,6 +22,7 @@ const (
 	paragraphBlock blockKind = iota
 	listBlock                // a bulleted list
 	stepsBlock               // a numbered list
+	tableBlock               // a table: its rows are the items (table.go)
 )
 
 // blockItem is a sentence of a paragraph or an item of a list.
@@ -30,6 +31,8 @@ type blockItem struct {
 	depth int // nesting of a list item, 0 at the top
 	// links are the notes it links to, by key (vault.LinkKey).
 	links []string
+	// cells are a table row's cells, as plain text; text is them joined.
+	cells []string
 }
 
 // linkNames are the keys (vault.LinkKey) of the notes a line of markdown
@@ -57,9 +60,10 @@ func linkNames(s string) []string {
 type block struct {
 	kind    blockKind
 	items   []blockItem
-	heading string // the innermost heading it sits under
-	pos     int    // order within the chunk
-	omitted int    // top-level items of the note's list left out (relevantItems)
+	heading string   // the innermost heading it sits under
+	pos     int      // order within the chunk
+	omitted int      // top-level items of the note's list left out (relevantItems)
+	header  []string // a table's header cells
 }
 
 // text is the block's words, for scoring.
@@ -87,9 +91,10 @@ var (
 const maxItemRunes = 400
 
 // parseBlocks splits the markdown of a chunk into blocks. Code blocks,
-// tables, embeds, comments, frontmatter and boilerplate lines (see
-// boilerplate) are left out; a quote or callout is read as the text it
-// holds. heading is the chunk's heading until its first heading line.
+// embeds, comments, frontmatter and boilerplate lines (see boilerplate)
+// are left out; a quote or callout is read as the text it holds; a table
+// is a block of rows (table.go). heading is the chunk's heading until its
+// first heading line.
 func parseBlocks(content, heading string) []block {
 	var (
 		out    []block
@@ -97,6 +102,7 @@ func parseBlocks(content, heading string) []block {
 		list   *block
 		indent []int // the indentation of each open list level
 		blank  bool  // a blank line since the last list item
+		table  tableParser
 	)
 	flushPara := func() {
 		if len(para) == 0 {
@@ -119,7 +125,12 @@ func parseBlocks(content, heading string) []block {
 		}
 		list, indent, blank = nil, nil, false
 	}
-	flush := func() { flushPara(); flushList() }
+	flushTable := func() {
+		if b, ok := table.block(heading); ok {
+			out = append(out, b)
+		}
+	}
+	flush := func() { flushPara(); flushList(); flushTable() }
 	proseLines(content, &heading, func(line string) {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, ">") {
@@ -138,9 +149,18 @@ func parseBlocks(content, heading string) []block {
 		}
 		if t == "" {
 			flushPara()
+			flushTable()
 			blank = list != nil
 			return
 		}
+		if strings.HasPrefix(t, "|") {
+			if len(table.lines) == 0 {
+				flush()
+			}
+			table.add(t)
+			return
+		}
+		flushTable()
 		if strings.HasPrefix(t, "|") || strings.HasPrefix(t, "![") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "%%") ||
 			strings.HasPrefix(t, "***") || strings.HasPrefix(t, "___") {
 			flush()
@@ -257,6 +277,8 @@ func renderBlock(b block, first int) (string, bool) {
 			n += len([]rune(it.text)) + 1
 		}
 		return text.String(), first > 0
+	case tableBlock:
+		return renderTable(b)
 	default:
 		limit := leadItems
 		if b.kind == stepsBlock {
