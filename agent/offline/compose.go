@@ -58,6 +58,9 @@ type notePick struct {
 	blocks []block // the blocks of its chunks, in order
 	named  bool
 	search float64 // its search score relative to the best hit's; 1 when the goal names it
+	// byMeaning is set when the search found it by meaning, not by the
+	// question's words: its hit's snippet marks none (semantic search).
+	byMeaning bool
 	// set is the match units of its name, folders, headings and the
 	// chunks read; title is the cover of its name and folders alone.
 	set   map[string]bool
@@ -80,11 +83,13 @@ type notePick struct {
 // traded one question for another.
 func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 	scores := map[string]float64{}
+	byMeaning := map[string]bool{}
 	top := 0.0
 	for _, h := range st.hits() {
 		if _, ok := scores[h.Path]; !ok {
 			scores[h.Path] = h.Score
 			top = max(top, h.Score)
+			byMeaning[h.Path] = h.Snippet != "" && !reHighlight.MatchString(h.Snippet)
 		}
 	}
 	byPath := map[string]int{}
@@ -95,7 +100,7 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 			continue
 		}
 		byPath[s.path] = len(picks)
-		picks = append(picks, notePick{path: s.path, src: i, srcs: []int{i}, named: s.named})
+		picks = append(picks, notePick{path: s.path, src: i, srcs: []int{i}, named: s.named, byMeaning: byMeaning[s.path]})
 	}
 	for k := range picks {
 		p := &picks[k]
@@ -650,7 +655,9 @@ const nearestShare = 0.5
 // the question and at least nearestShare of what the nearest holds. A
 // note that matched only the question's framing ("how do I find out")
 // or one of its words the other notes far outweigh is not near: listed,
-// it would read as an answer on another subject.
+// it would read as an answer on another subject. When no note holds a
+// word of the question, the notes the search found by meaning (in its
+// order) are the nearest: the question may use other words than the note.
 func nearestNotes(picks []notePick, rel relevance) []notePick {
 	order := append([]notePick(nil), picks...)
 	sort.SliceStable(order, func(i, j int) bool { return rel.cover(order[i].set) > rel.cover(order[j].set) })
@@ -660,6 +667,14 @@ func nearestNotes(picks []notePick, rel relevance) []notePick {
 			break
 		}
 		out = append(out, p)
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, p := range picks {
+		if p.byMeaning && len(out) < maxNearest {
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -1,10 +1,12 @@
 package offline
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/vault-agent/vault-agent/internal/fixture"
+	"github.com/vault-agent/vault-agent/search"
 )
 
 // citedLines are the lines of an answer that quote a note with a
@@ -210,4 +212,40 @@ func TestNearestNotesHoldTheQuestion(t *testing.T) {
 			t.Errorf("notes that hold none of the question are listed:\n%s", answer)
 		}
 	})
+}
+
+// meaningIndex is a real index whose searches also return one note as a
+// search by meaning would (hybrid search): after the others, with a
+// snippet that marks none of the query's words.
+type meaningIndex struct {
+	*search.Index
+	path, snippet string
+}
+
+func (m meaningIndex) Search(ctx context.Context, req search.Request) (*search.Results, error) {
+	res, err := m.Index.Search(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res.Results = append(res.Results, search.Result{Path: m.path, Title: noteName(m.path), Score: 0.01, Snippet: m.snippet})
+	res.Total++
+	return res, nil
+}
+
+// TestNearestNoteFoundByMeaning: when no note read holds a word of the
+// question, a note the search found by meaning (the question uses other
+// words than the note) is listed as the nearest; notes that matched only
+// the question's framing are not.
+func TestNearestNoteFoundByMeaning(t *testing.T) {
+	root := fixture.Write(t, map[string]string{
+		"tools/Find and replace.md": "# Find and replace\n\nFind text in a note and replace it.\n",
+		"help/Slowness.md":          "# Slowness\n\nIf Obsidian runs slowly, start it in safe mode to rule out plugins.\n",
+	})
+	a := agentOver(t, meaningIndex{Index: syncedIndex(t, root), path: "help/Slowness.md",
+		snippet: "If Obsidian runs slowly, start it in safe mode to rule out plugins."}, nil)
+	res, _ := ask(t, a, "everything feels sluggish, how do I find out why")
+	if !strings.HasPrefix(res.Answer, "Your notes don't seem to answer this") || !strings.Contains(res.Answer, "The nearest notes are:\n\n- [[Slowness]]") ||
+		strings.Contains(res.Answer, "[[Find and replace]]") {
+		t.Errorf("answer:\n%s", res.Answer)
+	}
 }

@@ -25,6 +25,12 @@ func fixtureAgent(t *testing.T) *agent.Agent {
 // vault at root; now, when set, is its clock.
 func offlineAgent(t *testing.T, root string, now func() time.Time) *agent.Agent {
 	t.Helper()
+	return agentOver(t, syncedIndex(t, root), now)
+}
+
+// syncedIndex is a real in-memory index of the vault at root, synced.
+func syncedIndex(t *testing.T, root string) *search.Index {
+	t.Helper()
 	v, err := vault.Open(root, vault.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +43,12 @@ func offlineAgent(t *testing.T, root string, now func() time.Time) *agent.Agent 
 	if _, err := ix.Sync(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
+	return ix
+}
+
+// agentOver is the offline agent over ix; now, when set, is its clock.
+func agentOver(t *testing.T, ix agent.Index, now func() time.Time) *agent.Agent {
+	t.Helper()
 	a, err := agent.New(agent.Deps{Model: New(), Index: ix, Now: now})
 	if err != nil {
 		t.Fatal(err)
