@@ -459,6 +459,11 @@ func (st *convState) sectionHeading(s source, heading string) string {
 // for its name); a sentence saying what the note is when it has no prose.
 func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite func(int, string) string) string {
 	if p.best < 0 {
+		for _, k := range p.srcs {
+			if code, ok := firstCode(srcs[k].content, lastHeading(srcs[k].heading)); ok {
+				return "From " + cite(k, code.heading) + ":\n\n" + code.render()
+			}
+		}
 		return describeNote(srcs[p.src]) + " " + cite(p.src, "")
 	}
 	i := p.best
