@@ -1,0 +1,138 @@
+package offline
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// Which note leads the answer. The search's order decides, with a few
+// exceptions a reader would make: a passage that only names the subject
+// in its heading gives way to a note that says it, a passage that points
+// to another note for the subject gives way to that note, and a note with
+// nothing to quote gives way to one named more after the question.
+
+// leadOf is the note the answer leads with: the first, in the search's
+// order, that holds the question (relevance.held) and has prose to quote
+// or is named after the question; but when that note's passage says none
+// of the question's words (only its heading does), the next such note
+// whose passage does, if the search ranks it within leadSaysScore of the
+// best hit. ok is false when no note has anything
+// to quote; lead is -1 when none holds the question.
+func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool) {
+	lead, ok = st.firstLead(picks, rel)
+	if lead >= 0 && !picks[lead].named && !st.namedOnly() && !st.terms.empty() {
+		if to := referred(picks, lead, rel); to >= 0 {
+			return to, true
+		}
+		if to := betterNamed(picks, lead, rel); to >= 0 {
+			return to, true
+		}
+	}
+	return lead, ok
+}
+
+// betterNamed is the note that leads in place of a lead with no prose of
+// its own (a plugin page that is only a table of facts, quoted as "X is a
+// note in Plugins"): another note read that holds the question, says it
+// in a passage of its own and whose name (title and folders) holds more of
+// the question than the lead's ("a theme that makes my vault look like
+// Wikipedia": Themes/Wikipedia over the plugin random-wikipedia-article).
+// The first such in the search's order; -1 when there is none.
+func betterNamed(picks []notePick, lead int, rel relevance) int {
+	p := picks[lead]
+	if p.best >= 0 || p.title >= heldCover {
+		return -1 // the lead has a passage, or is named after the question
+	}
+	for i, q := range picks {
+		if i != lead && q.best >= 0 && q.bestCover > 0 && q.title > p.title && rel.held(q.set) && q.says(rel) {
+			return i
+		}
+	}
+	return -1
+}
+
+// referred is the note the lead's passage sends the reader to for the
+// question: its sentence or item that best holds the question links to
+// another note read that holds the question, says it in its own passage
+// and ranks within leadSaysScore of the best hit ("a write-up about
+// [[X]]", "see [[X]] for more"): that note is the source, the lead only
+// points to it. -1 when there is none.
+func referred(picks []notePick, lead int, rel relevance) int {
+	p := picks[lead]
+	if p.quotedForName() {
+		return -1 // a note named after the question answers it itself
+	}
+	blk := p.blocks[p.best]
+	it := blk.items[bestItem(blk, rel)]
+	if len(it.links) == 0 || strings.Contains(strings.ToLower(it.text), vault.NoteKey(p.path)) {
+		// A sentence naming the lead note itself says what that note
+		// is ("Note composer is a [[core plugin]] that..."): its links
+		// classify it, they do not send the reader elsewhere.
+		return -1
+	}
+	links := it.links
+	for i, q := range picks {
+		if i == lead || q.search < leadSaysScore || !slices.Contains(links, vault.NoteKey(q.path)) {
+			continue
+		}
+		if rel.held(q.set) && q.best >= 0 && q.says(rel) {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstLead is leadOf's choice before a lead that points to another note
+// gives way to it.
+func (st *convState) firstLead(picks []notePick, rel relevance) (lead int, ok bool) {
+	lead = -1
+	for i, p := range picks {
+		if p.best < 0 && p.title <= 0 && !p.named {
+			continue // nothing to quote, and not named after the question
+		}
+		ok = true
+		if p.named || st.namedOnly() || st.terms.empty() {
+			return i, true
+		}
+		if !rel.held(p.set) {
+			continue
+		}
+		if p.says(rel) && (lead < 0 || p.search >= leadSaysScore) {
+			return i, true
+		}
+		if lead < 0 {
+			lead = i
+		} else if p.search < leadSaysScore {
+			break
+		}
+	}
+	return lead, ok
+}
+
+// leadSaysScore is the search score, relative to the best hit's, of a
+// note that may lead in place of a better-ranked one whose passage says
+// none of the question's words.
+const leadSaysScore = 0.5
+
+// says reports whether the passage the note would be quoted by holds a
+// word of the question in its own text, when only its heading does: a
+// passage under a heading that names the question's subject may say
+// nothing about it (a warning, a line before a list of links). A note
+// named after the question is about it whatever its passage, and a note
+// with no prose, or none holding the question, is quoted for its name
+// (its opening, or what it is).
+func (p notePick) says(rel relevance) bool {
+	if p.quotedForName() {
+		return true
+	}
+	return rel.count(stemSet(passageText(p.blocks, p.best, rel))) > 0
+}
+
+// quotedForName reports whether the note is quoted for what it is rather
+// than for a passage holding the question: it has no prose, none of its
+// prose holds the question, or it is named after the question.
+func (p notePick) quotedForName() bool {
+	return p.best < 0 || p.bestCover <= 0 || p.title >= heldCover
+}
