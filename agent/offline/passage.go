@@ -64,6 +64,7 @@ type block struct {
 	pos     int      // order within the chunk
 	omitted int      // top-level items of the note's list left out (relevantItems)
 	header  []string // a table's header cells
+	start   int      // the number of the first of a note's steps, 0 when unknown
 }
 
 // text is the block's words, for scoring.
@@ -161,6 +162,11 @@ func parseBlocks(content, heading string) []block {
 			return
 		}
 		flushTable()
+		if strings.HasPrefix(t, "![") && list != nil {
+			// A picture between the steps of a guide (a screenshot of
+			// each step) leaves the list going.
+			return
+		}
 		if strings.HasPrefix(t, "|") || strings.HasPrefix(t, "![") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "%%") ||
 			strings.HasPrefix(t, "***") || strings.HasPrefix(t, "___") {
 			flush()
@@ -180,6 +186,11 @@ func parseBlocks(content, heading string) []block {
 			if list == nil || depth == 0 && list.kind != kind {
 				flushList()
 				list = &block{kind: kind, heading: heading}
+				if kind == stepsBlock {
+					// Steps the part read begins in the middle of keep
+					// the note's numbers.
+					list.start, _ = strconv.Atoi(strings.TrimRight(m[2], ".)"))
+				}
 			}
 			indent = append(indent[:depth], width)
 			blank = false
@@ -297,7 +308,7 @@ func renderBlock(b block, first int) (string, bool) {
 			n += len([]rune(it.text))
 			marker := "-"
 			if b.kind == stepsBlock && it.depth == 0 {
-				marker = strconv.Itoa(top) + "."
+				marker = strconv.Itoa(max(b.start, 1)+top-1) + "."
 			}
 			lines = append(lines, strings.Repeat("   ", it.depth)+marker+" "+it.text)
 		}

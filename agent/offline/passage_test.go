@@ -79,3 +79,19 @@ func TestRelevantItems(t *testing.T) {
 		t.Errorf("short list was cut: %+v", got)
 	}
 }
+
+// TestStepsKeepTheirNumbersAndPictures: a screenshot between two steps
+// does not end the steps, and steps the part read begins in the middle of
+// keep the note's numbers.
+func TestStepsKeepTheirNumbersAndPictures(t *testing.T) {
+	blocks := parseBlocks("4. Scroll to the bottom.\n   ![[shot-4.png]]\n![[shot-4b.png]]\n5. Press Propose.\n6. Open the pull request.\n", "Guide")
+	if len(blocks) != 1 || blocks[0].kind != stepsBlock || len(blocks[0].items) != 3 {
+		t.Fatalf("blocks = %+v", blocks)
+	}
+	if got, _ := renderBlock(blocks[0], 0); got != "4. Scroll to the bottom.\n5. Press Propose.\n6. Open the pull request." {
+		t.Errorf("steps = %q", got)
+	}
+	if got, _ := renderBlock(parseBlocks("1. One.\n1. Two.\n", "")[0], 0); got != "1. One.\n2. Two." {
+		t.Errorf("lazily numbered steps = %q", got)
+	}
+}
