@@ -249,3 +249,24 @@ func TestNearestNoteFoundByMeaning(t *testing.T) {
 		t.Errorf("answer:\n%s", res.Answer)
 	}
 }
+
+// TestHowToQuestionIsAnsweredBySteps: a question asking how to do
+// something leads with the note that says it in numbered steps, when the
+// best-ranked note only mentions the question's words in a sentence; a
+// question that does not ask how keeps the search's order.
+func TestHowToQuestionIsAnsweredBySteps(t *testing.T) {
+	files := map[string]string{
+		"wiki/Wiki tips.md": "# Wiki tips\n\nThe wiki has a page for each tool; add a link to it when you can.\n",
+		"wiki/Contributing guide.md": "# Contributing guide\n\nTo add a page to the wiki:\n\n" +
+			"1. Open the folder of the section.\n2. Create the page from the template.\n3. Send it for review.\n",
+		"home/Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}
+	answer := answerOver(t, files, "how do I add a page to the wiki")
+	if !strings.HasPrefix(answer, "To add a page to the wiki: [[Contributing guide]]\n\n1. Open the folder of the section.\n2. Create the page") {
+		t.Errorf("a how-to question is not answered by the steps:\n%s", answer)
+	}
+	answer = answerOver(t, files, "wiki page links")
+	if !strings.HasPrefix(answer, "The wiki has a page for each tool") {
+		t.Errorf("a question that does not ask how gave up the search's order:\n%s", answer)
+	}
+}

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -10,8 +11,9 @@ import (
 // Which note leads the answer. The search's order decides, with a few
 // exceptions a reader would make: a passage that only names the subject
 // in its heading gives way to a note that says it, a passage that points
-// to another note for the subject gives way to that note, and a note with
-// nothing to quote gives way to one named more after the question.
+// to another note for the subject gives way to that note, a note with
+// nothing to quote gives way to one named more after the question, and a
+// question asking how to do something is answered by steps.
 
 // leadOf is the note the answer leads with: the first, in the search's
 // order, that holds the question (relevance.held) and has prose to quote
@@ -27,6 +29,9 @@ func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool)
 			return to, true
 		}
 		if to := betterNamed(picks, lead, rel); to >= 0 {
+			return to, true
+		}
+		if to := st.stepsFor(picks, lead, rel); to >= 0 {
 			return to, true
 		}
 	}
@@ -82,6 +87,42 @@ func referred(picks []notePick, lead int, rel relevance) int {
 		}
 	}
 	return -1
+}
+
+// reHowToDo marks a question asking how to do something ("how do I",
+// "how can we", "how to").
+var reHowToDo = regexp.MustCompile(`(?i)^\s*(?:how (?:do|can|could|should|would) (?:i|we|you|one)\b|how to\b)`)
+
+// stepsFor is the note that leads in place of the lead when the question
+// asks how to do something and the lead's passage is not steps: another
+// note read that holds the question, says it in numbered steps that hold
+// at least as much of the question as the lead's passage, and ranks
+// within leadSaysScore of the best hit ("how can I add my own page":
+// the guide's steps, not a sentence of a tip that says "add"). The first
+// such in the search's order; -1 when there is none.
+func (st *convState) stepsFor(picks []notePick, lead int, rel relevance) int {
+	if !reHowToDo.MatchString(st.goal) || picks[lead].quotedForName() || picks[lead].stepsPassage() {
+		return -1
+	}
+	for i, q := range picks {
+		if i != lead && q.search >= leadSaysScore && q.stepsPassage() && q.bestCover >= picks[lead].bestCover && rel.held(q.set) && q.says(rel) {
+			return i
+		}
+	}
+	return -1
+}
+
+// stepsPassage reports whether the note's passage is numbered steps, or
+// the sentence that introduces them.
+func (p notePick) stepsPassage() bool {
+	if p.best < 0 {
+		return false
+	}
+	if p.blocks[p.best].kind == stepsBlock {
+		return true
+	}
+	next := p.best + 1
+	return p.blocks[p.best].introduces() && next < len(p.blocks) && p.blocks[next].kind == stepsBlock && p.blocks[next].heading == p.blocks[p.best].heading
 }
 
 // firstLead is leadOf's choice before a lead that points to another note
