@@ -301,16 +301,7 @@ func TestResourcesListedAtOnce(t *testing.T) {
 	}
 	held := heldOpening{Opening: opening, release: make(chan struct{})}
 	defer close(held.release)
-	srv := mcp.New(mcp.Config{Vault: held})
-	st, ct := sdk.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(ctxT(t))
-	defer cancel()
-	go srv.Run(ctx, st)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs := connectInMemory(t, mcp.New(mcp.Config{Vault: held}))
 	n := 0
 	for r, err := range cs.Resources(ctx, nil) {
 		if err != nil {
@@ -365,16 +356,7 @@ func TestResourcesPaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.New(mcp.Config{Vault: opening})
-	st, ct := sdk.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(ctxT(t))
-	defer cancel()
-	go srv.Run(ctx, st)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs := connectInMemory(t, mcp.New(mcp.Config{Vault: opening}))
 	var uris []string
 	pages := 0
 	for cursor := ""; ; {
@@ -404,4 +386,21 @@ func TestResourcesPaged(t *testing.T) {
 	if _, err := cs.ListResources(ctx, &sdk.ListResourcesParams{Cursor: "%%%"}); err == nil || !strings.Contains(err.Error(), "invalid cursor") {
 		t.Fatalf("a bad cursor: %v", err)
 	}
+}
+
+// connectInMemory runs srv over an in-memory transport for the test and
+// returns a client session on it, with the context both run in; both end
+// with the test.
+func connectInMemory(t *testing.T, srv *mcp.Server) (context.Context, *sdk.ClientSession) {
+	t.Helper()
+	st, ct := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	t.Cleanup(cancel)
+	go srv.Run(ctx, st)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return ctx, cs
 }

@@ -273,16 +273,8 @@ func measureSizes(t *testing.T, e *env, queries []string, limit int) {
 // newEnvAt serves an existing vault (read-only use) with a temp index.
 func newEnvAt(t *testing.T, dir string) *env {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	opening := startVault(t, service.Options{Vault: dir, Index: filepath.Join(t.TempDir(), "idx")})
-	srv := mcp.New(mcp.Config{Vault: opening})
-	st, ct := sdk.NewInMemoryTransports()
-	go func() { _ = srv.Run(ctx, st) }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "size", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); cancel() })
+	_, cs := connectInMemory(t, mcp.New(mcp.Config{Vault: opening}))
 	return &env{dir: dir, cs: cs}
 }
 

@@ -37,16 +37,7 @@ func TestServesWithDamagedVectors(t *testing.T) {
 	fixture.Damage(t, index+"-vectors.db", 8192, 64<<10)
 
 	opening := startVault(t, service.Options{Vault: dir, Index: index, Embedder: emb})
-	s := mcp.New(mcp.Config{Vault: opening, VaultName: "vault", Version: "test", Semantic: true})
-	st, ct := sdk.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go s.Run(ctx, st)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	_, cs := connectInMemory(t, mcp.New(mcp.Config{Vault: opening, VaultName: "vault", Version: "test", Semantic: true}))
 	res, err := cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": "leaven", "mode": "semantic", "limit": 2}})
 	if err != nil || res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "Sourdough") {
 		t.Fatalf("search_notes after the damage: %+v, %v", res, err)

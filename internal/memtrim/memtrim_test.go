@@ -2,6 +2,7 @@ package memtrim
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -63,13 +64,8 @@ func TestIdleLoop(t *testing.T) {
 			}
 			cancel()
 			<-done
-			if len(got) != len(tc.want) {
+			if !slices.Equal(got, tc.want) {
 				t.Fatalf("released on ticks %v, want %v", got, tc.want)
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Fatalf("released on ticks %v, want %v", got, tc.want)
-				}
 			}
 		})
 	}
@@ -165,13 +161,8 @@ func TestAnsweredReleasesWhenQuiet(t *testing.T) {
 				time.Sleep(2500*ms - 255*ms)
 				cancel()
 				<-done
-				if len(got) != len(tc.want) {
+				if !slices.Equal(got, tc.want) {
 					t.Fatalf("released at %v, want %v", got, tc.want)
-				}
-				for i := range got {
-					if got[i] != tc.want[i] {
-						t.Fatalf("released at %v, want %v", got, tc.want)
-					}
 				}
 			})
 		})
