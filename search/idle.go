@@ -18,14 +18,5 @@ func (ix *Index) ReleaseIdle() {
 		return
 	}
 	ix.writeMu.Unlock()
-	ix.idxMu.RLock()
-	defer ix.idxMu.RUnlock()
-	if ix.idx == nil {
-		return
-	}
-	segs, done := mappedSegments(ix.idx)
-	defer done()
-	for _, m := range segs {
-		releasePages(m.Data())
-	}
+	ix.releaseSegmentPages()
 }

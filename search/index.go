@@ -99,6 +99,7 @@ type Index struct {
 	workers int
 	chunks  *chunkCache // parsed chunks for snippets
 	advice  segmentAdvice
+	pages   pageBudget // the segments' pages released between searches
 	fill    fillers
 	feeds   changeFeeds // SubscribeChanges
 

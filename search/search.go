@@ -44,6 +44,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 		}
 	}()
 	start := time.Now()
+	ix.beforeSearch()
 	if err = CheckQuerySize(req.Query); err != nil {
 		return nil, err
 	}
@@ -137,6 +138,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (res *Results, err err
 		ix.addSnippets(res, c)
 	}
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
+	ix.afterSearch()
 	return res, nil
 }
 
