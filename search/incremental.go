@@ -172,14 +172,18 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	}
 	// The old targets of a relinked or removed note: every note named
 	// as one of its links was (a superset; recomputing is exact).
+	var unlinked []string
 	for _, set := range []map[string]bool{relinked, gone} {
 		for p := range set {
-			if m := ix.meta[p]; m != nil {
-				for k := range m.keys.all() {
-					for _, t := range keys.get(k) {
-						dirty[t] = true
-					}
-				}
+			if ix.meta[p] != nil {
+				unlinked = append(unlinked, p)
+			}
+		}
+	}
+	for _, ks := range ix.linkKeysOf(unlinked) {
+		for k := range ks.all() {
+			for _, t := range keys.get(k) {
+				dirty[t] = true
 			}
 		}
 	}

@@ -570,6 +570,7 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 	meta := make(map[string]*NoteMeta, len(state))
 	ix.lenSum, ix.lenNotes = [numLenFields]int64{}, 0
 	for _, m := range state {
+		m = ix.kept(m)
 		meta[m.Path] = m
 		ix.addLens(m)
 	}
@@ -584,6 +585,18 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 	ix.meta = meta
 	ix.paths, ix.keyIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil
 	ix.metaGen++
+}
+
+// kept returns m as the index keeps it in memory: without its link keys
+// when the note store has them (see linkKeysOf), a copy then, since the
+// writer still writes m's record.
+func (ix *Index) kept(m *NoteMeta) *NoteMeta {
+	if m == nil || m.keys == "" || ix.path == "" {
+		return m
+	}
+	cp := *m
+	cp.keys = ""
+	return &cp
 }
 
 // addLens and forgetLens keep the field length sums; called with mu held.

@@ -90,6 +90,22 @@ func packLinkKeys(lcs []vault.LinkContext) linkKeys {
 	return linkKeys(b)
 }
 
+// eachLinkKey yields each key of b, in linkKeys' layout, a subslice of b.
+func eachLinkKey(b []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for len(b) > 0 {
+			n, w := binary.Uvarint(b)
+			if w <= 0 || n > uint64(len(b)-w) {
+				return // not written by packLinkKeys or the state reader
+			}
+			if !yield(b[w : w+int(n)]) {
+				return
+			}
+			b = b[w+int(n):]
+		}
+	}
+}
+
 // all yields each key, a substring of k.
 func (k linkKeys) all() iter.Seq[string] {
 	return func(yield func(string) bool) {
@@ -618,13 +634,21 @@ func withSorted(ps []string, p string) []string {
 }
 
 // linkersOf returns, for each of keys, the notes with a link of that key,
-// sorted. It reads the link keys of every note (tens of milliseconds at
-// 100,000 notes), which a change needs only when notes come or go, rather
-// than keeping a table of them all (26 MB there, and a second to build
-// after each sync).
+// sorted. It reads the link keys of every note (from the note store, tens
+// of milliseconds at 100,000 notes), which a change needs only when notes
+// come or go, rather than keeping a table of them all (26 MB there, and a
+// second to build after each sync). Called with writeMu held.
 func (ix *Index) linkersOf(keys map[string]bool) map[string][]string {
 	out := map[string][]string{}
 	if len(keys) == 0 {
+		return out
+	}
+	if ix.path != "" {
+		out, err := ix.store.linkers(keys)
+		if err != nil {
+			ix.lostLinkKeys(err)
+			return map[string][]string{}
+		}
 		return out
 	}
 	ix.mu.RLock()
@@ -640,4 +664,37 @@ func (ix *Index) linkersOf(keys map[string]bool) map[string][]string {
 		sort.Strings(ps)
 	}
 	return out
+}
+
+// linkKeysOf returns the link keys of the indexed notes among paths: from
+// the note store, which keeps them, or from their metadata in an index
+// held in memory. Called with writeMu held.
+func (ix *Index) linkKeysOf(paths []string) map[string]linkKeys {
+	if len(paths) == 0 {
+		return nil
+	}
+	if ix.path != "" {
+		out, err := ix.store.linkKeysOf(paths)
+		if err != nil {
+			ix.lostLinkKeys(err)
+		}
+		return out
+	}
+	out := make(map[string]linkKeys, len(paths))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, p := range paths {
+		if m := ix.meta[p]; m != nil {
+			out[p] = m.keys
+		}
+	}
+	return out
+}
+
+// lostLinkKeys handles a store that failed to give the link keys of its
+// notes: the change goes on with what it has, and the next sync scans the
+// links of the whole vault, as after an interrupted one.
+func (ix *Index) lostLinkKeys(err error) {
+	ix.log.Warn("reading the notes' links; the next sync checks the links of every note", "err", err)
+	ix.interrupted = true
 }

@@ -93,8 +93,8 @@ func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 	}
 	for _, p := range fresh.Paths() {
 		a, b := ix.metaOf(p), fresh.metaOf(p)
-		if a == nil || a.inHash != b.inHash || a.keys != b.keys {
-			t.Errorf("link data of %s: got %+v, fresh %+v", p, a, b)
+		if keys := noteLinkKeys(ix, p); a == nil || a.inHash != b.inHash || keys != b.keys {
+			t.Errorf("link data of %s: got %+v with keys %q, fresh %+v", p, a, keys, b)
 		}
 	}
 	assertSameAsFresh(t, ix, dir, extra...)
@@ -104,7 +104,17 @@ func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 func linkedBy(t *testing.T, ix *Index, p string) []string {
 	t.Helper()
 	k := vault.NoteKey(p)
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
 	return ix.linkersOf(map[string]bool{k: true})[k]
+}
+
+// noteLinkKeys returns the link keys of the note at p, where the index
+// keeps them.
+func noteLinkKeys(ix *Index, p string) linkKeys {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	return ix.linkKeysOf([]string{p})[p]
 }
 
 // finds reports whether a search for q lists p.
@@ -387,4 +397,45 @@ func TestLinkKeysPacked(t *testing.T) {
 	if packLinkKeys(nil) != "" || slices.Collect(linkKeys("\xff").all()) != nil {
 		t.Error("no links, or a damaged list, must have no keys")
 	}
+}
+
+// TestLinkKeysLeftInStore checks that an index on disk keeps the link keys
+// of its notes in the note store only, not with their metadata in memory,
+// after a first index, a change and a reopen, and that the store holds
+// each note's keys as a fresh index computes them.
+func TestLinkKeysLeftInStore(t *testing.T) {
+	dir := writeVault(t, linkVault)
+	idxPath := filepath.Join(t.TempDir(), "idx")
+	check := func(ix *Index, when string) {
+		t.Helper()
+		fresh := openIndex(t, dir, "")
+		withKeys := 0
+		for _, p := range fresh.Paths() {
+			want := fresh.metaOf(p).keys
+			if want != "" {
+				withKeys++
+			}
+			if m := ix.metaOf(p); m == nil || m.keys != "" {
+				t.Errorf("%s: %s kept in memory as %+v, want no link keys", when, p, m)
+			}
+			if got := noteLinkKeys(ix, p); got != want {
+				t.Errorf("%s: link keys of %s %q, want %q", when, p, got, want)
+			}
+		}
+		if withKeys == 0 {
+			t.Fatal("no note of the vault links anywhere")
+		}
+	}
+	ix, _ := openDisk(t, dir, idxPath)
+	check(ix, "first index")
+	writeFile(t, dir, "Plugin list.md", "- [[Sync]] and [[Page preview]]\n")
+	if err := ix.Apply(context.Background(), vault.Batch{Changes: []vault.Change{{Path: "Plugin list.md"}}}); err != nil {
+		t.Fatal(err)
+	}
+	check(ix, "after a change")
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, _ = openDisk(t, dir, idxPath)
+	check(ix, "reopened")
 }

@@ -120,6 +120,75 @@ func (s *noteStore) unmap() error {
 	return nil
 }
 
+// The link keys of each note (the names its links point to) are read
+// from the store when a change needs them, not kept with the notes in
+// memory (at 100,000 notes about 20 MB): the old keys of the notes a
+// change relinked or removed, and the notes linking to a name when a note
+// of that name comes or goes. A writer writes the records of its notes
+// before it ends, or leaves the index interrupted, whose next sync scans
+// the links of the whole vault instead.
+
+// linkKeysOf returns the link keys recorded for each of paths that has a
+// record.
+func (s *noteStore) linkKeysOf(paths []string) (map[string]linkKeys, error) {
+	out := make(map[string]linkKeys, len(paths))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketNotes)
+		if b == nil {
+			return nil
+		}
+		for _, p := range paths {
+			v := b.Get([]byte(p))
+			if v == nil {
+				continue
+			}
+			keys, err := recordLinkKeys(v)
+			if err != nil {
+				return fmt.Errorf("record of %q: %w", p, err)
+			}
+			out[p] = linkKeys(keys)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("note records: %w", err)
+	}
+	return out, nil
+}
+
+// linkers returns, for each of keys, the notes whose records hold a link
+// with that key, sorted. It reads every record, so it maps the whole file:
+// the store is mapped again after it (unmap).
+func (s *noteStore) linkers(keys map[string]bool) (map[string][]string, error) {
+	out := map[string][]string{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketNotes)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			lks, err := recordLinkKeys(v)
+			if err != nil {
+				return fmt.Errorf("record of %q: %w", k, err)
+			}
+			for key := range eachLinkKey(lks) {
+				if keys[string(key)] {
+					out[string(key)] = append(out[string(key)], string(k))
+				}
+			}
+			return nil
+		})
+	})
+	if err == nil {
+		err = s.unmap()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("note records: %w", err)
+	}
+	// ForEach goes in key order: each list is sorted.
+	return out, nil
+}
+
 // storeState is what a store holds.
 type storeState struct {
 	id    string // the bleve index's id; "" for none, or for records of another format
@@ -144,7 +213,7 @@ func (s *noteStore) load() (storeState, error) {
 		if b := tx.Bucket(bucketNotes); b != nil {
 			tags := map[string]string{}
 			err := b.ForEach(func(k, v []byte) error {
-				m, err := decodeNoteRecordTags(string(k), v, tags)
+				m, err := decodeNoteRecordTags(string(k), v, tags, false)
 				if err != nil {
 					return fmt.Errorf("record of %q: %w", k, err)
 				}

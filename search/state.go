@@ -164,34 +164,89 @@ func (r *stateReader) list(intern map[string]string) []string {
 // linkKeys reads a list of strings as linkKeys: the list's count, then
 // the strings as linkKeys packs them.
 func (r *stateReader) linkKeys() linkKeys {
+	b := r.rawLinkKeys()
+	if r.err != nil || len(b) == 0 {
+		return ""
+	}
+	return linkKeys(b)
+}
+
+// rawLinkKeys reads a list of strings and returns the bytes of its
+// strings (linkKeys' layout), without copying them.
+func (r *stateReader) rawLinkKeys() []byte {
 	n := r.uvarint()
 	if r.err != nil || n == 0 {
-		return ""
+		return nil
 	}
 	if n > uint64(len(r.b)) {
 		r.err = errors.New("truncated list")
-		return ""
+		return nil
 	}
 	all := r.b
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		r.raw()
 	}
 	if r.err != nil {
-		return ""
+		return nil
 	}
-	return linkKeys(all[:len(all)-len(r.b)])
+	return all[:len(all)-len(r.b)]
+}
+
+// skipList reads a list of strings without keeping it.
+func (r *stateReader) skipList() {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.err = errors.New("truncated list")
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		r.raw()
+	}
+}
+
+// skipToLinkKeys reads the fields of a record that come before its link
+// keys, keeping none.
+func (r *stateReader) skipToLinkKeys() {
+	r.raw()      // title
+	r.skipList() // aliases
+	r.skipList() // tags
+	r.varint()   // mtime
+	r.varint()   // date
+	r.varint()   // size
+	r.raw()      // hash
+	nl := r.uvarint()
+	if nl > uint64(len(r.b)) {
+		r.err = errors.New("truncated field lengths")
+	}
+	for i := uint64(0); i < nl && r.err == nil; i++ {
+		r.uvarint()
+	}
+	r.u64() // inbound hash
+	r.u64() // outbound hash
+}
+
+// recordLinkKeys returns the bytes of the link keys of the record b
+// (linkKeys' layout), without copying them.
+func recordLinkKeys(b []byte) ([]byte, error) {
+	r := &stateReader{b: b}
+	r.skipToLinkKeys()
+	keys := r.rawLinkKeys()
+	if r.err == nil && len(r.b) > 0 {
+		r.err = errors.New("trailing bytes")
+	}
+	return keys, r.err
 }
 
 // decodeNoteRecord decodes the record of the note at path (the whole of
 // b). The strings are copied: b may be memory the store maps.
 func decodeNoteRecord(path string, b []byte) (*NoteMeta, error) {
-	return decodeNoteRecordTags(path, b, nil)
+	return decodeNoteRecordTags(path, b, nil, true)
 }
 
 // decodeNoteRecordTags is decodeNoteRecord with the tags interned in tags,
 // which holds one copy of each tag read (a vault has far fewer tags than
-// notes carrying them); nil: copied for this note alone.
-func decodeNoteRecordTags(path string, b []byte, tags map[string]string) (*NoteMeta, error) {
+// notes carrying them; nil: copied for this note alone), and the link
+// keys read only withKeys (else checked and left out).
+func decodeNoteRecordTags(path string, b []byte, tags map[string]string, withKeys bool) (*NoteMeta, error) {
 	r := &stateReader{b: b}
 	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.list(tags)}
 	m.MTime = time.Unix(0, r.varint())
@@ -210,7 +265,11 @@ func decodeNoteRecordTags(path string, b []byte, tags map[string]string) (*NoteM
 		m.hasLens = true
 	}
 	m.inHash, m.outHash = r.u64(), r.u64()
-	m.keys = r.linkKeys()
+	if withKeys {
+		m.keys = r.linkKeys()
+	} else {
+		r.rawLinkKeys()
+	}
 	if r.err == nil && len(r.b) > 0 {
 		r.err = errors.New("trailing bytes")
 	}

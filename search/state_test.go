@@ -24,10 +24,29 @@ func TestNoteRecordRoundTrip(t *testing.T) {
 		if !sameMeta(*got, *want) || got.keys.count() != want.keys.count() {
 			t.Errorf("%s = %+v, want %+v", want.Path, got, want)
 		}
+		// The link keys read alone, and a record read without them.
+		if keys, err := recordLinkKeys(b); err != nil || linkKeys(keys) != want.keys {
+			t.Errorf("%s: link keys %q (%v), want %q", want.Path, keys, err, want.keys)
+		}
+		noKeys, err := decodeNoteRecordTags(want.Path, b, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bareWant := *want
+		bareWant.keys = ""
+		if !sameMeta(*noKeys, bareWant) {
+			t.Errorf("%s without keys = %+v, want %+v", want.Path, noKeys, bareWant)
+		}
 		// A damaged record is an error, never a panic.
 		for i := range b {
 			if _, err := decodeNoteRecord(want.Path, b[:i]); err == nil {
 				t.Errorf("%s truncated at %d of %d: no error", want.Path, i, len(b))
+			}
+			if _, err := decodeNoteRecordTags(want.Path, b[:i], nil, false); err == nil {
+				t.Errorf("%s truncated at %d of %d, read without keys: no error", want.Path, i, len(b))
+			}
+			if _, err := recordLinkKeys(b[:i]); err == nil {
+				t.Errorf("%s truncated at %d of %d, its keys read: no error", want.Path, i, len(b))
 			}
 		}
 		if _, err := decodeNoteRecord(want.Path, append(b, 0)); err == nil {

@@ -363,6 +363,7 @@ func (ix *Index) applyPending(pending map[string]*NoteMeta) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for p, m := range pending {
+		m = ix.kept(m)
 		ix.forgetLens(ix.meta[p])
 		ix.titleChanged(ix.meta[p], m)
 		ix.linkTablesChanged(ix.meta[p], m)
