@@ -397,10 +397,7 @@ func (c *compiler) phraseIn(text string, negated bool, fields []fieldBoost) comp
 	}
 	qs := make([]query.Query, 0, len(fields))
 	for _, f := range fields {
-		pq := query.NewMatchPhraseQuery(text)
-		pq.SetField(f.field)
-		pq.SetBoost(f.boost)
-		qs = append(qs, pq)
+		qs = append(qs, &phraseQuery{text: text, field: f.field, boost: f.boost})
 	}
 	d := query.NewDisjunctionQuery(qs)
 	d.SetMin(1)
