@@ -36,15 +36,15 @@ var bulkMu struct {
 }
 
 // A serving process keeps its notes' metadata and tables on the heap
-// (about a kilobyte a note) and makes a few megabytes of garbage a search.
-// At Go's 100% the heap grows to twice the live heap between collections:
-// another 100 MB of resident memory at 100,000 notes that holds nothing
-// but garbage. After a sync the collector is started at the growth that
+// (about a kilobyte a note) and makes one or two megabytes of garbage a
+// search. At Go's 100% the heap grows to twice the live heap between
+// collections: another 100 MB of resident memory at 100,000 notes that
+// holds nothing but garbage. After a sync the collector is started at the growth that
 // gives servingHeadroom past the live heap instead (never below
 // minServingGC%): the heap of a small vault, under servingHeadroom, is
 // left as Go sets it.
 const (
-	servingHeadroom = 64 << 20
+	servingHeadroom = 32 << 20
 	minServingGC    = 25
 )
 
