@@ -703,8 +703,8 @@ func (ix *Index) pathTables() (paths, fileKeys, lower []string) {
 		keys := make([]string, len(ps))
 		lower := make([]string, len(ps))
 		for i, p := range ps {
-			keys[i] = fileKey(p)
 			lower[i] = strings.ToLower(p)
+			keys[i] = lowerFileKey(lower[i])
 		}
 		ix.paths, ix.fileKeys, ix.lowerPaths = ps, keys, lower
 	}

@@ -441,12 +441,12 @@ func tagAncestors(tags []string) []string {
 }
 
 // fileKey is the file: key of a path: lower-cased basename without ".md".
-func fileKey(p string) string {
-	base := path.Base(p)
-	if strings.HasSuffix(strings.ToLower(base), ".md") {
-		base = base[:len(base)-3]
-	}
-	return strings.ToLower(base)
+func fileKey(p string) string { return lowerFileKey(strings.ToLower(p)) }
+
+// lowerFileKey is the fileKey of a path already lower-cased (l), a
+// substring of it: the path tables keep both without a copy.
+func lowerFileKey(l string) string {
+	return strings.TrimSuffix(path.Base(l), ".md")
 }
 
 func msec(t time.Time) int64 {
