@@ -161,6 +161,13 @@ func (s *noteStore) linkKeysOf(paths []string) (map[string]linkKeys, error) {
 // the store is mapped again after it (unmap).
 func (s *noteStore) linkers(keys map[string]bool) (map[string][]string, error) {
 	out := map[string][]string{}
+	// A vault's notes hold about ten links each: most keys are told
+	// apart from the few looked for by their length alone, without a
+	// lookup.
+	var lens [256]bool
+	for k := range keys {
+		lens[min(len(k), len(lens)-1)] = true
+	}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketNotes)
 		if b == nil {
@@ -172,7 +179,7 @@ func (s *noteStore) linkers(keys map[string]bool) (map[string][]string, error) {
 				return fmt.Errorf("record of %q: %w", k, err)
 			}
 			for key := range eachLinkKey(lks) {
-				if keys[string(key)] {
+				if lens[min(len(key), len(lens)-1)] && keys[string(key)] {
 					out[string(key)] = append(out[string(key)], string(k))
 				}
 			}
