@@ -241,12 +241,13 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	if len(mode.excluded) > 0 {
 		b.AddMustNot(query.NewDocIDQuery(mode.excluded))
 	}
+	var q query.Query = b
 	switch len(filters) {
 	case 0:
 	case 1:
-		b.AddFilter(filters[0])
+		q = &filteredQuery{q: b, filter: filters[0]}
 	default:
-		b.AddFilter(query.NewConjunctionQuery(filters))
+		q = &filteredQuery{q: b, filter: query.NewConjunctionQuery(filters)}
 	}
 	// bleve orders ties by its internal document numbers, which change
 	// when segments merge; ties are ordered by path below instead, over a
@@ -257,7 +258,7 @@ func (ix *Index) run(ctx context.Context, root Node, filters []query.Query, limi
 	if len(c.ranked) > 0 {
 		size = max(size, proxCandidates) // re-scored for proximity below
 	}
-	sr := bleve.NewSearchRequestOptions(b, size, 0, false)
+	sr := bleve.NewSearchRequestOptions(q, size, 0, false)
 	if !main.scoring {
 		// Nothing to rank by: newest first. Sorting all matches by their
 		// mtime from the metadata cache is about twice as fast as bleve
