@@ -265,12 +265,13 @@ func (c *compiler) and(items []Node, negated bool) compiled {
 	if len(nots) > 0 {
 		b.AddMustNot(nots...)
 	}
+	var q query.Query = b
 	if len(filters) == 1 {
-		b.AddFilter(filters[0])
+		q = &filteredQuery{q: b, filter: filters[0]}
 	} else if len(filters) > 1 {
-		b.AddFilter(query.NewConjunctionQuery(filters))
+		q = &filteredQuery{q: b, filter: query.NewConjunctionQuery(filters)}
 	}
-	return compiled{q: b, scoring: len(shoulds)+len(musts) > 0}
+	return compiled{q: q, scoring: len(shoulds)+len(musts) > 0}
 }
 
 // minShould is how many of n free terms a ranked group's best note must
