@@ -36,15 +36,15 @@ var bulkMu struct {
 }
 
 // A serving process keeps its notes' metadata and tables on the heap
-// (about a kilobyte a note) and makes one or two megabytes of garbage a
+// (under a kilobyte a note) and makes about a megabyte of garbage a
 // search. At Go's 100% the heap grows to twice the live heap between
-// collections: another 100 MB of resident memory at 100,000 notes that
-// holds nothing but garbage. After a sync the collector is started at the growth that
-// gives servingHeadroom past the live heap instead (never below
-// minServingGC%): the heap of a small vault, under servingHeadroom, is
-// left as Go sets it.
+// collections: another 80 MB of resident memory at 100,000 notes that
+// holds nothing but garbage. After a sync the collector is started at the
+// growth that gives servingHeadroom past the live heap instead (never
+// below minServingGC%, nor above the process's own): the heap of a small
+// vault, under servingHeadroom, is left as Go sets it.
 const (
-	servingHeadroom = 32 << 20
+	servingHeadroom = 16 << 20
 	minServingGC    = 25
 )
 
@@ -54,7 +54,7 @@ func servingGCPercent(live uint64, base int) int {
 	if base <= 0 || live == 0 || live*uint64(base)/100 <= servingHeadroom {
 		return base
 	}
-	return max(minServingGC, int(servingHeadroom*100/live))
+	return min(base, max(minServingGC, int(servingHeadroom*100/live)))
 }
 
 // bulkMemoryLimit sets the soft memory limit and GC percent for a bulk
