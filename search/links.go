@@ -644,6 +644,10 @@ func (ix *Index) linkersOf(keys map[string]bool) map[string][]string {
 		return out
 	}
 	if ix.path != "" {
+		if ix.store == nil {
+			ix.lostLinkKeys(errNoStore)
+			return out
+		}
 		out, err := ix.store.linkers(keys)
 		if err != nil {
 			ix.lostLinkKeys(err)
@@ -674,6 +678,10 @@ func (ix *Index) linkKeysOf(paths []string) map[string]linkKeys {
 		return nil
 	}
 	if ix.path != "" {
+		if ix.store == nil {
+			ix.lostLinkKeys(errNoStore)
+			return nil
+		}
 		out, err := ix.store.linkKeysOf(paths)
 		if err != nil {
 			ix.lostLinkKeys(err)
@@ -690,6 +698,9 @@ func (ix *Index) linkKeysOf(paths []string) map[string]linkKeys {
 	}
 	return out
 }
+
+// errNoStore is the error of an index on disk whose note store is closed.
+var errNoStore = errors.New("the note store is not open")
 
 // lostLinkKeys handles a store that failed to give the link keys of its
 // notes: the change goes on with what it has, and the next sync scans the
