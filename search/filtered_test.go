@@ -1,13 +1,10 @@
 package search
 
 import (
-	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"testing"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -39,21 +36,6 @@ func TestFilteredQueryAsBleve(t *testing.T) {
 		"only not":        {mustNot: []query.Query{term("reed")}},
 		"only the filter": {},
 	}
-	hits := func(q query.Query) []string {
-		t.Helper()
-		ix.idxMu.RLock()
-		res, err := ix.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 100, 0, false))
-		ix.idxMu.RUnlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, h := range res.Hits {
-			out = append(out, fmt.Sprintf("%s %.12g", h.ID, h.Score))
-		}
-		slices.Sort(out)
-		return out
-	}
 	build := func(c clauses) *query.BooleanQuery {
 		b := query.NewBooleanQuery(nil, nil, nil)
 		for _, q := range c.must {
@@ -73,8 +55,8 @@ func TestFilteredQueryAsBleve(t *testing.T) {
 			t.Run(name+"/"+fname, func(t *testing.T) {
 				want := build(c)
 				want.AddFilter(filter)
-				got := hits(&filteredQuery{q: build(c), filter: filter})
-				if w := hits(want); !slices.Equal(got, w) {
+				got := bleveHits(t, ix, &filteredQuery{q: build(c), filter: filter})
+				if w := bleveHits(t, ix, want); !slices.Equal(got, w) {
 					t.Errorf("got %q, bleve %q", got, w)
 				}
 				matched += len(got)
@@ -106,15 +88,7 @@ func TestFilteredAllocationsFlat(t *testing.T) {
 				if got := paths(search(t, ix, req)); !slices.Equal(got, []string{"kept/hit.md"}) {
 					t.Fatalf("%d notes elsewhere: %v, want [kept/hit.md]", n, got)
 				}
-				ix.warming.Wait()
-				var m0, m1 runtime.MemStats
-				runtime.ReadMemStats(&m0)
-				const runs = 5
-				for range runs {
-					search(t, ix, req)
-				}
-				runtime.ReadMemStats(&m1)
-				return float64(m1.TotalAlloc-m0.TotalAlloc) / runs
+				return allocPerSearch(t, ix, req)
 			}
 			small, large := perSearch(50), perSearch(450)
 			t.Logf("%.0f and %.0f bytes a search", small, large)

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"slices"
 	"testing"
 )
@@ -11,32 +10,7 @@ import (
 // segments' pages, that one within the budget leaves them, and that the
 // searches after a release answer as before.
 func TestSearchesReleaseSegmentPagesPastBudget(t *testing.T) {
-	dir := writeVault(t, map[string]string{
-		"a.md": "# Alpha\nkestrel notes about falcons\n",
-		"b.md": "# Beta\nkestrel and merlin\n",
-		"c.md": "# Gamma\nmerlin alone\n",
-	})
-	idxDir := resolvedIndexDir(t)
-	ix := openIndex(t, dir, idxDir)
-	ix.writeMu.Lock()
-	ix.waitSettled(context.Background())
-	ix.writeMu.Unlock()
-	segs := snapshotSegments(t, ix)
-	if len(segs) == 0 {
-		t.Fatal("no segment in the index")
-	}
-	resident := func() int {
-		n := 0
-		res := zapMappings(t, idxDir)
-		for _, s := range segs {
-			m, mapped := res[s]
-			if !mapped {
-				t.Fatalf("segment %s not mapped (mapped: %v)", s, res)
-			}
-			n += m.rssKB
-		}
-		return n
-	}
+	ix, resident := settledSegments(t)
 	want := map[string][]string{"kestrel": {"b.md", "a.md"}, "merlin": {"b.md", "c.md"}}
 	check := func(q string) {
 		t.Helper()

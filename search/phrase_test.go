@@ -33,21 +33,6 @@ func TestPhraseQueryAsBleve(t *testing.T) {
 	phrases := []string{"alpha beta", "beta alpha", "alpha beta gamma", "beta gamma", "new york", "york new york",
 		"state of the art", "state of art", "the art", "alpha", "alpha zeta", "東京タワー"}
 	fields := []fieldBoost{{fTitle, 5}, {fHeadings, 3}, {fBody, 1}, {fTitleCJK, 5}, {fBodyCJK, 1}}
-	hits := func(q query.Query) []string {
-		t.Helper()
-		ix.idxMu.RLock()
-		res, err := ix.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 100, 0, false))
-		ix.idxMu.RUnlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, h := range res.Hits {
-			out = append(out, fmt.Sprintf("%s %.12g", h.ID, h.Score))
-		}
-		slices.Sort(out)
-		return out
-	}
 	matched := 0
 	for _, text := range phrases {
 		for _, f := range fields {
@@ -55,8 +40,8 @@ func TestPhraseQueryAsBleve(t *testing.T) {
 				want := query.NewMatchPhraseQuery(text)
 				want.SetField(f.field)
 				want.SetBoost(f.boost)
-				got := hits(&phraseQuery{text: text, field: f.field, boost: f.boost})
-				if w := hits(want); !slices.Equal(got, w) {
+				got := bleveHits(t, ix, &phraseQuery{text: text, field: f.field, boost: f.boost})
+				if w := bleveHits(t, ix, want); !slices.Equal(got, w) {
 					t.Errorf("got %q, bleve %q", got, w)
 				}
 				matched += len(got)
@@ -95,15 +80,7 @@ func TestPhraseAllocationsFlat(t *testing.T) {
 		if got := paths(search(t, ix, Request{Query: `"salmon river"`})); !slices.Equal(got, []string{"hit.md"}) {
 			t.Fatalf("%d notes apart: %v, want [hit.md]", n, got)
 		}
-		ix.warming.Wait()
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		const runs = 5
-		for range runs {
-			search(t, ix, Request{Query: `"salmon river"`, NoSnippets: true})
-		}
-		runtime.ReadMemStats(&m1)
-		return float64(m1.TotalAlloc-m0.TotalAlloc) / runs
+		return allocPerSearch(t, ix, Request{Query: `"salmon river"`, NoSnippets: true})
 	}
 	small, large := perSearch(50), perSearch(450)
 	t.Logf("%.0f and %.0f bytes a search", small, large)
@@ -111,4 +88,38 @@ func TestPhraseAllocationsFlat(t *testing.T) {
 	if extra := large - small; extra > 100<<10 || math.IsNaN(extra) {
 		t.Errorf("a phrase search allocates %.0f bytes with 450 notes holding its words apart, %.0f with 50: %.0f bytes more, want under 100 KB", large, small, extra)
 	}
+}
+
+// bleveHits runs q on ix's bleve index as it is, and returns each hit's
+// id and score, sorted.
+func bleveHits(t *testing.T, ix *Index, q query.Query) []string {
+	t.Helper()
+	ix.idxMu.RLock()
+	res, err := ix.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 100, 0, false))
+	ix.idxMu.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range res.Hits {
+		out = append(out, fmt.Sprintf("%s %.12g", h.ID, h.Score))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// allocPerSearch returns the bytes a search for req allocates on ix, on
+// average over a few (the process's whole allocation meanwhile: the
+// index's background work is waited for first).
+func allocPerSearch(t *testing.T, ix *Index, req Request) float64 {
+	t.Helper()
+	ix.warming.Wait()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	const runs = 5
+	for range runs {
+		search(t, ix, req)
+	}
+	runtime.ReadMemStats(&m1)
+	return float64(m1.TotalAlloc-m0.TotalAlloc) / runs
 }
