@@ -218,7 +218,7 @@ func (s *noteStore) load() (storeState, error) {
 		st.id = string(info.Get(infoIndex))
 		st.interrupted = info.Get(infoWriting) != nil
 		if b := tx.Bucket(bucketNotes); b != nil {
-			tags := map[string]string{}
+			tags := newTagInterner()
 			err := b.ForEach(func(k, v []byte) error {
 				m, err := decodeNoteRecordTags(string(k), v, tags, false)
 				if err != nil {

@@ -242,13 +242,49 @@ func decodeNoteRecord(path string, b []byte) (*NoteMeta, error) {
 	return decodeNoteRecordTags(path, b, nil, true)
 }
 
-// decodeNoteRecordTags is decodeNoteRecord with the tags interned in tags,
-// which holds one copy of each tag read (a vault has far fewer tags than
-// notes carrying them; nil: copied for this note alone), and the link
-// keys read only withKeys (else checked and left out).
-func decodeNoteRecordTags(path string, b []byte, tags map[string]string, withKeys bool) (*NoteMeta, error) {
+// tagInterner holds one copy of each tag, and of each list of tags, read
+// from the records of a store: a vault has far fewer tags than notes
+// carrying them, and notes share their lists (at 100,000 generated notes,
+// 36,000 lists for 98,500 notes with tags).
+type tagInterner struct {
+	tags  map[string]string
+	lists map[string][]string // by the list's bytes in the record
+}
+
+func newTagInterner() *tagInterner {
+	return &tagInterner{tags: map[string]string{}, lists: map[string][]string{}}
+}
+
+// tagList reads a list of tags, interned in in when not nil. A shared
+// list's capacity is its length, so that an append copies it.
+func (r *stateReader) tagList(in *tagInterner) []string {
+	if in == nil {
+		return r.list(nil)
+	}
+	start := r.b
+	rest := *r
+	rest.skipList()
+	if rest.err != nil {
+		r.err = rest.err
+		return nil
+	}
+	raw := start[:len(start)-len(rest.b)]
+	if l, ok := in.lists[string(raw)]; ok {
+		r.b = rest.b
+		return l
+	}
+	l := r.list(in.tags)
+	l = l[:len(l):len(l)]
+	in.lists[string(raw)] = l
+	return l
+}
+
+// decodeNoteRecordTags is decodeNoteRecord with the tags interned in in
+// (nil: copied for this note alone), and the link keys read only withKeys
+// (else checked and left out).
+func decodeNoteRecordTags(path string, b []byte, in *tagInterner, withKeys bool) (*NoteMeta, error) {
 	r := &stateReader{b: b}
-	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.list(tags)}
+	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.tagList(in)}
 	m.MTime = time.Unix(0, r.varint())
 	if d := r.varint(); d != 0 {
 		m.Date = time.UnixMilli(d)

@@ -45,6 +45,9 @@ func TestNoteRecordRoundTrip(t *testing.T) {
 			if _, err := decodeNoteRecordTags(want.Path, b[:i], nil, false); err == nil {
 				t.Errorf("%s truncated at %d of %d, read without keys: no error", want.Path, i, len(b))
 			}
+			if _, err := decodeNoteRecordTags(want.Path, b[:i], newTagInterner(), true); err == nil {
+				t.Errorf("%s truncated at %d of %d, its tags interned: no error", want.Path, i, len(b))
+			}
 			if _, err := recordLinkKeys(b[:i]); err == nil {
 				t.Errorf("%s truncated at %d of %d, its keys read: no error", want.Path, i, len(b))
 			}
@@ -59,7 +62,8 @@ func TestNoteRecordRoundTrip(t *testing.T) {
 }
 
 // TestLoadedTagsShared checks that the notes loaded from the store share
-// one copy of each tag, and keep their own tags and order.
+// one copy of each tag and of each list of tags (one an append cannot
+// write into), and keep their own tags and order.
 func TestLoadedTagsShared(t *testing.T) {
 	s, err := openNoteStore(t.TempDir())
 	if err != nil {
@@ -73,6 +77,8 @@ func TestLoadedTagsShared(t *testing.T) {
 		"a.md": {Path: "a.md", Tags: []string{"project/alpha", "idea"}, MTime: time.Unix(1, 0)},
 		"b.md": {Path: "b.md", Tags: []string{"idea", "project/alpha"}, MTime: time.Unix(2, 0)},
 		"c.md": {Path: "c.md", Tags: []string{"other"}, MTime: time.Unix(3, 0)},
+		"d.md": {Path: "d.md", Tags: []string{"project/alpha", "idea"}, MTime: time.Unix(4, 0)},
+		"e.md": {Path: "e.md", MTime: time.Unix(5, 0)},
 	}
 	if err := s.update(storeUpdate{done: []map[string]*NoteMeta{recs}}); err != nil {
 		t.Fatal(err)
@@ -93,5 +99,11 @@ func TestLoadedTagsShared(t *testing.T) {
 	a, b := got["a.md"].Tags, got["b.md"].Tags
 	if unsafe.StringData(a[0]) != unsafe.StringData(b[1]) || unsafe.StringData(a[1]) != unsafe.StringData(b[0]) {
 		t.Error("the same tag of two notes is held twice")
+	}
+	if d := got["d.md"].Tags; unsafe.SliceData(a) != unsafe.SliceData(d) || cap(d) != len(d) {
+		t.Errorf("the same list of tags of two notes is held twice, or can be appended to in place (cap %d, len %d)", cap(d), len(d))
+	}
+	if e := got["e.md"].Tags; e != nil {
+		t.Errorf("a note without tags has %q", e)
 	}
 }
