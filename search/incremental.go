@@ -236,7 +236,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 				items = appendItems(items, src, lcs, k)
 			}
 		} else {
-			for _, q := range before[k] {
+			for _, q := range before.get(k) {
 				for _, it := range ix.storedItems(q) {
 					if _, ok := changed[it.Src]; !ok && !gone[it.Src] {
 						items = append(items, it)

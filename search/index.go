@@ -126,7 +126,7 @@ type Index struct {
 	// mu guards the metadata cache.
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
-	keyIdx      keyIndex            // by vault.NoteKey; nil when stale
+	keyIdx      *keyIndex           // by vault.NoteKey; nil when stale
 	titleIdx    map[string][]string // by titleKey; nil until first used
 	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
 	metaGen     uint64              // counts changes of meta

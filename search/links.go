@@ -311,27 +311,69 @@ func (in *inbound) hashOrZero() uint64 {
 	return in.hash
 }
 
-// keyIndex maps vault.NoteKey to the notes with that key.
-type keyIndex map[string][]string
+// keyIndex maps vault.NoteKey to the notes with that key. Nearly every
+// key is one note's: those are kept in a map of strings, and only the keys
+// several notes share in a map of lists (a list a key was 40 bytes a note
+// more at 100,000 notes, and an object more for the collector).
+type keyIndex struct {
+	one  map[string]string
+	many map[string][]string
+}
 
-func newKeyIndex(paths []string) keyIndex {
-	k := make(keyIndex, len(paths))
+// newKeyIndex indexes paths by key, the notes of a key in the order of
+// paths.
+func newKeyIndex(paths []string) *keyIndex {
+	k := &keyIndex{one: make(map[string]string, len(paths)), many: map[string][]string{}}
 	for _, p := range paths {
 		key := vault.NoteKey(p)
-		k[key] = append(k[key], p)
+		if ps, ok := k.many[key]; ok {
+			k.many[key] = append(ps, p)
+		} else if q, ok := k.one[key]; ok {
+			k.many[key] = []string{q, p}
+			delete(k.one, key)
+		} else {
+			k.one[key] = p
+		}
 	}
 	return k
 }
 
+// get returns the notes of key (a new slice for a key of one note).
+func (k *keyIndex) get(key string) []string {
+	if p, ok := k.one[key]; ok {
+		return []string{p}
+	}
+	return k.many[key]
+}
+
+// set makes ps the notes of key. Lists are replaced, never changed in
+// place, so a list handed out earlier stays as it was.
+func (k *keyIndex) set(key string, ps []string) {
+	delete(k.one, key)
+	delete(k.many, key)
+	switch len(ps) {
+	case 0:
+	case 1:
+		k.one[key] = ps[0]
+	default:
+		k.many[key] = ps
+	}
+}
+
 // resolve returns the note lc (found in src) points to.
-func (k keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
-	return vault.ResolveLink(lc, src, k[vault.LinkKey(lc.Target)])
+func (k *keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
+	key := vault.LinkKey(lc.Target)
+	if p, ok := k.one[key]; ok {
+		one := [1]string{p}
+		return vault.ResolveLink(lc, src, one[:])
+	}
+	return vault.ResolveLink(lc, src, k.many[key])
 }
 
 // keyView is a key index with some keys' notes replaced: the notes by name
 // after a change, without copying the whole index.
 type keyView struct {
-	base keyIndex
+	base *keyIndex
 	over map[string][]string
 }
 
@@ -339,7 +381,7 @@ func (v keyView) get(k string) []string {
 	if ps, ok := v.over[k]; ok {
 		return ps
 	}
-	return v.base[k]
+	return v.base.get(k)
 }
 
 // resolve returns the note lc (found in src) points to.
@@ -504,7 +546,7 @@ func inboundOf(b []byte) (map[string]*inbound, error) {
 // scanLinks reads the links of the notes at paths from disk with a pool of
 // workers, resolves each against keys and spills it to the partition of
 // the note it points to. Notes that cannot be read are left out.
-func (ix *Index) scanLinks(ctx context.Context, paths []string, keys keyIndex, lp *linkParts) error {
+func (ix *Index) scanLinks(ctx context.Context, paths []string, keys *keyIndex, lp *linkParts) error {
 	var mu sync.Mutex // guards lp's writers
 	var werr error
 	jobs := make(chan string)
@@ -567,7 +609,7 @@ func (ix *Index) readLinks(p string) ([]vault.LinkContext, bool) {
 
 // keys returns the key index of the indexed notes, building it if stale.
 // The map is shared: do not modify it.
-func (ix *Index) keys() keyIndex {
+func (ix *Index) keys() *keyIndex {
 	ix.mu.RLock()
 	k := ix.keyIdx
 	ix.mu.RUnlock()
@@ -599,14 +641,14 @@ func (ix *Index) linkTablesChanged(old, m *NoteMeta) {
 }
 
 // keysChanged updates a key index for a note replaced.
-func keysChanged(keys keyIndex, old, m *NoteMeta) {
+func keysChanged(keys *keyIndex, old, m *NoteMeta) {
 	switch {
 	case old != nil && m == nil:
 		k := vault.NoteKey(old.Path)
-		keys[k] = without(keys[k], old.Path)
+		keys.set(k, without(keys.get(k), old.Path))
 	case old == nil && m != nil:
 		k := vault.NoteKey(m.Path)
-		keys[k] = withSorted(keys[k], m.Path)
+		keys.set(k, withSorted(keys.get(k), m.Path))
 	}
 }
 

@@ -439,3 +439,38 @@ func TestLinkKeysLeftInStore(t *testing.T) {
 	ix, _ = openDisk(t, dir, idxPath)
 	check(ix, "reopened")
 }
+
+// TestKeyIndexOneAndMany checks that the notes by name keep a name of one
+// note without a list, a name several notes share as a sorted list, and
+// move a name between the two as notes come and go.
+func TestKeyIndexOneAndMany(t *testing.T) {
+	k := newKeyIndex([]string{"a/Sync.md", "b/Sync.md", "Page preview.md"})
+	if len(k.one) != 1 || len(k.many) != 1 {
+		t.Fatalf("one %v, many %v: want the unique name alone in one", k.one, k.many)
+	}
+	check := func(key string, want ...string) {
+		t.Helper()
+		if got := k.get(key); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", key, got, want)
+		}
+	}
+	check("sync", "a/Sync.md", "b/Sync.md")
+	check("page preview", "Page preview.md")
+	check("nothing")
+	if p, ok := k.resolve(vault.LinkContext{Target: "Page preview"}, "x.md"); !ok || p != "Page preview.md" {
+		t.Errorf("[[Page preview]] resolves to %q, %v", p, ok)
+	}
+	if p, ok := k.resolve(vault.LinkContext{Target: "Sync"}, "b/x.md"); !ok || p != "b/Sync.md" {
+		t.Errorf("[[Sync]] from b/ resolves to %q, %v", p, ok)
+	}
+
+	keysChanged(k, &NoteMeta{Path: "a/Sync.md"}, nil)
+	check("sync", "b/Sync.md")
+	keysChanged(k, nil, &NoteMeta{Path: "c/Page preview.md"})
+	check("page preview", "Page preview.md", "c/Page preview.md")
+	keysChanged(k, &NoteMeta{Path: "b/Sync.md"}, nil)
+	check("sync")
+	if len(k.one) != 0 || len(k.many) != 1 {
+		t.Errorf("one %v, many %v after the changes: want only page preview's list", k.one, k.many)
+	}
+}
