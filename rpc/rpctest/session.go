@@ -126,8 +126,15 @@ func StartBinary(t testing.TB, bin, codec string, args ...string) *Session {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
+	client := NewClient(stdout, stdin, codec)
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() {
+		// Wait closes stdout once the process has exited: it runs only
+		// after the client has read everything, up to the EOF of the
+		// process's exit, so no message is lost to a closed pipe.
+		<-client.done
+		waited <- cmd.Wait()
+	}()
 	var once sync.Once
 	var exitErr error
 	wait := func(ctx context.Context) error {
@@ -139,7 +146,7 @@ func StartBinary(t testing.TB, bin, codec string, args ...string) *Session {
 		}
 		return exitErr
 	}
-	s := &Session{Client: NewClient(stdout, stdin, codec), Process: cmd.Process, wait: waitOnce(wait), stderr: stderr}
+	s := &Session{Client: client, Process: cmd.Process, wait: waitOnce(wait), stderr: stderr}
 	t.Cleanup(func() {
 		s.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
