@@ -1,0 +1,211 @@
+package search
+
+import (
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+// The metadata cache of the notes an Index holds, and what is read from
+// it: counts, paths, file names, tags.
+
+func (ix *Index) setMeta(state []*NoteMeta) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	meta := make(map[string]*NoteMeta, len(state))
+	ix.lenSum, ix.lenNotes = [numLenFields]int64{}, 0
+	for _, m := range state {
+		m = ix.kept(m)
+		meta[m.Path] = m
+		ix.addLens(m)
+	}
+	for p, old := range ix.meta {
+		ix.feeds.noteChanged(p, old, meta[p])
+	}
+	for p, m := range meta {
+		if ix.meta[p] == nil {
+			ix.feeds.noteChanged(p, nil, m)
+		}
+	}
+	ix.meta = meta
+	ix.paths, ix.keyIdx, ix.titleIdx, ix.titleVocab = nil, nil, nil, nil
+	ix.metaGen++
+}
+
+// kept returns m as the index keeps it in memory: without its link keys
+// when the note store has them (see linkKeysOf), a copy then, since the
+// writer still writes m's record.
+func (ix *Index) kept(m *NoteMeta) *NoteMeta {
+	if m == nil || m.keys == "" || ix.path == "" {
+		return m
+	}
+	cp := *m
+	cp.keys = ""
+	return &cp
+}
+
+// addLens and forgetLens keep the field length sums; called with mu held.
+func (ix *Index) addLens(m *NoteMeta) {
+	if m == nil || !m.hasLens {
+		return
+	}
+	for i, l := range m.lens {
+		ix.lenSum[i] += int64(l)
+	}
+	ix.lenNotes++
+}
+
+func (ix *Index) forgetLens(m *NoteMeta) {
+	if m == nil || !m.hasLens {
+		return
+	}
+	for i, l := range m.lens {
+		ix.lenSum[i] -= int64(l)
+	}
+	ix.lenNotes--
+}
+
+// avgLens returns the mean length of each field of lenFields over the notes
+// whose lengths are known (1 where none is).
+func (ix *Index) avgLens() [numLenFields]float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out [numLenFields]float64
+	for i := range out {
+		out[i] = 1
+		if ix.lenNotes > 0 && ix.lenSum[i] > 0 {
+			out[i] = float64(ix.lenSum[i]) / float64(ix.lenNotes)
+		}
+	}
+	return out
+}
+
+// Vault returns the vault the index was opened on.
+func (ix *Index) Vault() *vault.Vault { return ix.v }
+
+// Count returns the number of indexed notes.
+func (ix *Index) Count() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.meta)
+}
+
+// Note returns the cached metadata of an indexed note.
+func (ix *Index) Note(path string) (NoteMeta, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	m, ok := ix.meta[path]
+	if !ok {
+		return NoteMeta{}, false
+	}
+	return *m, true
+}
+
+// Paths returns every indexed note path, sorted. The slice is shared: do
+// not modify it.
+func (ix *Index) Paths() []string {
+	p, _ := ix.pathsAndKeys()
+	return p
+}
+
+// Notes returns the cached metadata of every indexed note, sorted by path.
+// The caller may keep the slice.
+func (ix *Index) Notes() []NoteMeta {
+	paths := ix.Paths()
+	out := make([]NoteMeta, 0, len(paths))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, p := range paths {
+		if m, ok := ix.meta[p]; ok {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+func (ix *Index) pathsAndKeys() ([]string, []string) {
+	p, k, _ := ix.pathTables()
+	return p, k
+}
+
+// pathTables returns the sorted paths with their file keys and lower-cased
+// forms, building them if stale.
+func (ix *Index) pathTables() (paths, fileKeys, lower []string) {
+	ix.mu.RLock()
+	p, k, l := ix.paths, ix.fileKeys, ix.lowerPaths
+	ix.mu.RUnlock()
+	if p != nil {
+		return p, k, l
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.paths == nil {
+		ps := make([]string, 0, len(ix.meta))
+		for k := range ix.meta {
+			ps = append(ps, k)
+		}
+		sort.Strings(ps)
+		keys := make([]string, len(ps))
+		lower := make([]string, len(ps))
+		for i, p := range ps {
+			lower[i] = strings.ToLower(p)
+			keys[i] = lowerFileKey(lower[i])
+		}
+		ix.paths, ix.fileKeys, ix.lowerPaths = ps, keys, lower
+	}
+	return ix.paths, ix.fileKeys, ix.lowerPaths
+}
+
+// matchPrefix returns the paths starting with prefix (lower-case).
+func (ix *Index) matchPrefix(prefix string) []string {
+	ps, _, lower := ix.pathTables()
+	var out []string
+	for i, l := range lower {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, ps[i])
+		}
+	}
+	return out
+}
+
+// matchFiles returns the paths whose file key (lower-cased basename without
+// ".md") contains name, or matches it as a pattern when it has * or ?.
+func (ix *Index) matchFiles(name string) []string {
+	ps, keys := ix.pathsAndKeys()
+	glob := strings.ContainsAny(name, "*?")
+	var out []string
+	for i, k := range keys {
+		var ok bool
+		if glob {
+			ok, _ = path.Match(name, k)
+		} else {
+			ok = strings.Contains(k, name)
+		}
+		if ok {
+			out = append(out, ps[i])
+		}
+	}
+	return out
+}
+
+// Tags returns every tag with the number of notes carrying it, sorted by
+// tag. Parents of nested tags are listed too and count the notes of all
+// their descendants (each note once), matching what tag:parent finds.
+func (ix *Index) Tags() []TagCount {
+	ix.mu.RLock()
+	counts := make(map[string]int)
+	for _, m := range ix.meta {
+		for _, t := range tagAncestors(m.Tags) {
+			counts[t]++
+		}
+	}
+	ix.mu.RUnlock()
+	out := make([]TagCount, 0, len(counts))
+	for t, n := range counts {
+		out = append(out, TagCount{Tag: t, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	return out
+}
