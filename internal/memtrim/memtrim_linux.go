@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,18 +36,9 @@ func processCPU() time.Duration {
 // relocated pages in a read-only mapping, which MADV_DONTNEED would
 // discard, so it is left alone.
 func ReleaseCode() (Released, error) {
-	exe, err := os.Executable()
+	exe, err := releasableExecutable()
 	if err != nil {
-		return Released{}, fmt.Errorf("finding the executable: %w", err)
-	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		return Released{}, fmt.Errorf("reading the executable's header: %w", err)
-	}
-	typ := f.Type
-	f.Close()
-	if typ != elf.ET_EXEC {
-		return Released{}, errors.New("the executable is position-independent: its read-only pages may be relocated, not released")
+		return Released{}, err
 	}
 	maps, err := readOnlyMappings(exe)
 	if err != nil {
@@ -69,6 +61,26 @@ func ReleaseCode() (Released, error) {
 	}
 	return r, nil
 }
+
+// releasableExecutable is the executable's path when its read-only pages
+// may be released: found and its header read once, as a front-end falling
+// quiet releases after every burst of answers.
+var releasableExecutable = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the executable: %w", err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return "", fmt.Errorf("reading the executable's header: %w", err)
+	}
+	typ := f.Type
+	f.Close()
+	if typ != elf.ET_EXEC {
+		return "", errors.New("the executable is position-independent: its read-only pages may be relocated, not released")
+	}
+	return exe, nil
+})
 
 type mapping struct {
 	start, end uintptr
