@@ -111,11 +111,6 @@ func (s *Server) follow(ctx context.Context) {
 		st := svc.Synced()
 		s.log.Info("index ready", "notes", svc.Index().Count(), "added", st.Added, "updated", st.Updated,
 			"removed", st.Removed, "rebuilt", st.Rebuilt, "took", st.Took.Round(time.Millisecond))
-		if st.Added > 0 || st.Removed > 0 || st.Rebuilt {
-			// A client that listed the notes while the index caught up
-			// with the disk lists them again.
-			s.listChanged()
-		}
 	}()
 	for {
 		select {
@@ -197,18 +192,18 @@ func (s *Server) listChanged() {
 
 // apply mirrors changes of the index into notifications.
 func (s *Server) apply(ctx context.Context, changes []search.NoteChange) {
-	removed := 0
-	listed := false
+	removed, added := 0, 0
 	for _, c := range changes {
 		switch c.Kind {
 		case search.NoteAdded:
-			listed = true
+			added++
 		case search.NoteRemoved:
-			listed = true
 			removed++
 		}
 	}
-	if listed {
+	if added+removed > 0 {
+		// The notes the index caught up with the disk come this way too:
+		// a client that listed them before hears that the list changed.
 		s.listChanged()
 	}
 	for _, c := range changes {
