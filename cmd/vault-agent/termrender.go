@@ -179,8 +179,7 @@ func (r *termRenderer) inline(n ast.Node, src []byte, active []string) string {
 		case *ast.AutoLink:
 			b.Write(c.URL(src))
 		case *ast.Image:
-			alt := r.inline(c, src, active)
-			b.WriteString(fmt.Sprintf("[%s]", alt))
+			fmt.Fprintf(&b, "[%s]", r.inline(c, src, active))
 			b.WriteString(r.span(r.st.dim, " ("+string(c.Destination)+")", active))
 		case *ast.RawHTML:
 			for i := 0; i < c.Segments.Len(); i++ {
