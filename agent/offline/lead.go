@@ -50,12 +50,7 @@ func betterNamed(picks []notePick, lead int, rel relevance) int {
 	if p.best >= 0 || p.title >= heldCover {
 		return -1 // the lead has a passage, or is named after the question
 	}
-	for i, q := range picks {
-		if i != lead && q.best >= 0 && q.bestCover > 0 && q.title > p.title && rel.held(q.set) && q.says(rel) {
-			return i
-		}
-	}
-	return -1
+	return answeringOther(picks, lead, rel, func(q notePick) bool { return q.bestCover > 0 && q.title > p.title })
 }
 
 // referred is the note the lead's passage sends the reader to for the
@@ -77,16 +72,9 @@ func referred(picks []notePick, lead int, rel relevance) int {
 		// classify it, they do not send the reader elsewhere.
 		return -1
 	}
-	links := it.links
-	for i, q := range picks {
-		if i == lead || q.search < leadSaysScore || !slices.Contains(links, vault.NoteKey(q.path)) {
-			continue
-		}
-		if rel.held(q.set) && q.best >= 0 && q.says(rel) {
-			return i
-		}
-	}
-	return -1
+	return answeringOther(picks, lead, rel, func(q notePick) bool {
+		return q.search >= leadSaysScore && slices.Contains(it.links, vault.NoteKey(q.path))
+	})
 }
 
 // reHowToDo marks a question asking how to do something ("how do I",
@@ -104,8 +92,17 @@ func (st *convState) stepsFor(picks []notePick, lead int, rel relevance) int {
 	if !reHowToDo.MatchString(st.goal) || picks[lead].quotedForName() || picks[lead].stepsPassage() {
 		return -1
 	}
+	return answeringOther(picks, lead, rel, func(q notePick) bool {
+		return q.search >= leadSaysScore && q.stepsPassage() && q.bestCover >= picks[lead].bestCover
+	})
+}
+
+// answeringOther is the first note read, in the search's order, other than
+// the lead, that also qualifies and answers the question itself: it holds
+// the question and says it in a passage of its own. -1 when there is none.
+func answeringOther(picks []notePick, lead int, rel relevance, also func(notePick) bool) int {
 	for i, q := range picks {
-		if i != lead && q.search >= leadSaysScore && q.stepsPassage() && q.bestCover >= picks[lead].bestCover && rel.held(q.set) && q.says(rel) {
+		if i != lead && also(q) && q.best >= 0 && rel.held(q.set) && q.says(rel) {
 			return i
 		}
 	}
