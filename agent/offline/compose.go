@@ -63,6 +63,9 @@ type notePick struct {
 	// chunks read; title is the cover of its name and folders alone.
 	set   map[string]bool
 	title float64
+	// pairs are the stems of each two neighbouring words of its title
+	// and file name (stop words left out), for titlePair.
+	pairs map[[2]string]bool
 	// best is its block that holds the most of the question (with the
 	// list it introduces or the sentence introducing it), -1 when it has
 	// no prose; bestCover is that block's cover.
@@ -123,6 +126,7 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 		names := titleSet(s)
 		p.set = mergeSets(stemSet(p.sectionText(srcs)), names)
 		p.title = rel.cover(names)
+		p.pairs = wordPairs(s.title + "\n" + noteName(s.path))
 		switch sc, ok := scores[s.path]; {
 		case s.named:
 			p.search = 1

@@ -185,6 +185,34 @@ func TestLeadWithNoProseGivesWayToANoteNamedAfterTheQuestion(t *testing.T) {
 	}
 }
 
+// TestLeadNamedWithTheQuestionsWordsTogether: of two notes whose names
+// hold the same words of the question, the one that holds two of them side
+// by side, as the question says them, leads over the better-ranked one
+// that holds them apart.
+func TestLeadNamedWithTheQuestionsWordsTogether(t *testing.T) {
+	files := map[string]string{
+		"plugins/core-search-tweaks-plugin.md": "# core-search-tweaks-plugin\n\n" +
+			"Enhance built-in search: keyboard interface, card preview, built-in sorting and built-in filters.\n",
+		"Concepts/Core Plugins.md": "# Core Plugins\n\nThis note is a small index of the core plugins in the app, each with its ID.\n\n" +
+			"## Backlinks\n\nShow backlinks in a sidebar.\n\nPlugin ID: `backlink`\n",
+		"themes/Minimal.md": "# Minimal\n\nA quiet theme with few colours.\n",
+	}
+	// Community plugins that mention the core plugins make "core" and
+	// "plugins" common, so the search ranks the note saying "built-in"
+	// three times first.
+	for _, name := range []string{"calendar", "kanban", "dataview", "tasks"} {
+		files["plugins/"+name+".md"] = "# " + name + "\n\nA community plugin; it works beside the core plugins.\n"
+	}
+	const q = "list of built-in core plugins with their ids"
+	answer := answerOver(t, files, q)
+	if !strings.HasPrefix(answer, "This note is a small index of the core plugins") {
+		t.Errorf("answer does not lead with the note named after the question's words together:\n%s", answer)
+	}
+	if !strings.Contains(answer, "[[core-search-tweaks-plugin]]") {
+		t.Errorf("the better-ranked note is not in the answer, so the case is not set up:\n%s", answer)
+	}
+}
+
 // TestNearestNotesHoldTheQuestion: when no note answers, the notes listed
 // as nearest each hold a word of the question, and at least half as much
 // of it as the nearest; when none holds any, none is listed.

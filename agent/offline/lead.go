@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ func (st *convState) leadOf(picks []notePick, rel relevance) (lead int, ok bool)
 		if to := betterNamed(picks, lead, rel); to >= 0 {
 			return to, true
 		}
+		if to := st.titledFor(picks, lead, rel); to >= 0 {
+			return to, true
+		}
 		if to := st.stepsFor(picks, lead, rel); to >= 0 {
 			return to, true
 		}
@@ -51,6 +55,78 @@ func betterNamed(picks []notePick, lead int, rel relevance) int {
 		return -1 // the lead has a passage, or is named after the question
 	}
 	return answeringOther(picks, lead, rel, func(q notePick) bool { return q.bestCover > 0 && q.title > p.title })
+}
+
+// titledFor is the note that leads in place of a lead whose name holds
+// the question's words apart: another note read, ranked within
+// leadSaysScore of the best hit, whose name holds the same share of the
+// question but two of its words side by side, as the question says them
+// ("list of built-in core plugins": Obsidian Core Plugins over
+// obsidian-core-search-assistant-plugin), and that answers the question
+// itself. Of two names holding the same words, the one that says them
+// together names the question's subject; a name holding more of the
+// question is left to the search's order. -1 when there is none.
+func (st *convState) titledFor(picks []notePick, lead int, rel relevance) int {
+	pairs := goalPairs(st.terms.keywords)
+	p := picks[lead]
+	if len(pairs) == 0 || p.title <= 0 || titlePair(p, pairs) {
+		return -1
+	}
+	return answeringOther(picks, lead, rel, func(q notePick) bool {
+		return q.search >= leadSaysScore && math.Abs(q.title-p.title) < 1e-9 && titlePair(q, pairs)
+	})
+}
+
+// titlePair reports whether the note's name holds one of the question's
+// word pairs, in the question's order.
+func titlePair(p notePick, pairs [][2][]string) bool {
+	for _, qp := range pairs {
+		for _, a := range qp[0] {
+			for _, b := range qp[1] {
+				if p.pairs[[2]string{a, b}] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// goalPairs are the stems of each two neighbouring keywords of the
+// question (stop words left out, so "plugins with their ids" pairs
+// plugins and ids).
+func goalPairs(keywords []string) [][2][]string {
+	var out [][2][]string
+	for i := 0; i+1 < len(keywords); i++ {
+		a, b := stems(keywords[i]), stems(keywords[i+1])
+		if len(a) > 0 && len(b) > 0 {
+			out = append(out, [2][]string{a, b})
+		}
+	}
+	return out
+}
+
+// wordPairs is the set of stem pairs of each two neighbouring words of
+// text, stop words left out; words of different lines are not neighbours,
+// and a hyphenated name ("random-wikipedia-article") is read as its parts.
+func wordPairs(text string) map[[2]string]bool {
+	set := map[[2]string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		var prev []string
+		for _, w := range tokenize(strings.ReplaceAll(line, "-", " ")) {
+			if stopWords[w] {
+				continue
+			}
+			cur := stems(w)
+			for _, a := range prev {
+				for _, b := range cur {
+					set[[2]string{a, b}] = true
+				}
+			}
+			prev = cur
+		}
+	}
+	return set
 }
 
 // referred is the note the lead's passage sends the reader to for the
