@@ -182,7 +182,11 @@ func (st *convState) noNotesAnswer() string {
 	}
 	b.WriteString(st.unresolvedNote())
 	fmt.Fprintf(&b, "I couldn't find any notes in your vault matching %q", kw)
-	if st.timeExpr != "" {
+	anyDate := st.undated()
+	switch {
+	case anyDate:
+		fmt.Fprintf(&b, ", from %s or any other date", st.timeExpr)
+	case st.timeExpr != "":
 		fmt.Fprintf(&b, " from %s", st.timeExpr)
 	}
 	b.WriteString(".")
@@ -196,7 +200,7 @@ func (st *convState) noNotesAnswer() string {
 		b.WriteString(" I searched for " + joinAnd(queries) + ".")
 	}
 	b.WriteString("\n\nYou could try other terms: a synonym or a more general word, a tag (tag:#name), a folder (path:folder/)")
-	if st.timeExpr != "" {
+	if st.timeExpr != "" && !anyDate {
 		b.WriteString(", or a wider time range")
 	}
 	b.WriteString(".")

@@ -189,6 +189,14 @@ func (st *convState) answer() string {
 	if len(srcs) == 0 {
 		return st.noNotesAnswer()
 	}
+	if st.undated() {
+		return fmt.Sprintf("Nothing in your notes from %s matches; this is from notes of other dates.\n\n", st.timeExpr) + st.answerFrom(srcs, rel, picks)
+	}
+	return st.answerFrom(srcs, rel, picks)
+}
+
+// answerFrom is the answer from the chunks read, weighed.
+func (st *convState) answerFrom(srcs []source, rel relevance, picks []notePick) string {
 	lead, ok := st.leadOf(picks, rel)
 	if !ok {
 		return st.unresolvedNote() + "I found " + joinAnd(st.noteCitations(srcs)) + ", but could not extract readable text from them. Open them to check."

@@ -17,6 +17,7 @@ import (
 
 type searchRec struct {
 	query   string
+	dated   bool // it was limited to a time range
 	total   int
 	results []search.Result
 	terms   []search.TermWeight // the words searched for, weighed over the vault
@@ -232,10 +233,12 @@ func (st *convState) noteResult(id, name, args, content string) {
 	case agent.ToolLocalSearch:
 		rec := searchRec{failed: failed}
 		var a struct {
-			Query string `json:"query"`
+			Query     string           `json:"query"`
+			TimeRange *json.RawMessage `json:"timeRange"`
 		}
 		_ = json.Unmarshal([]byte(args), &a)
 		rec.query = a.Query
+		rec.dated = a.TimeRange != nil && string(*a.TimeRange) != "null"
 		var r agent.LocalSearchResult
 		if !failed && json.Unmarshal([]byte(content), &r) == nil {
 			rec.results = r.Results

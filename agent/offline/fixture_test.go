@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,34 @@ func TestFixtureNeighbourChunk(t *testing.T) {
 	// Both chunks are quoted in the order of the note.
 	if i, j := strings.Index(res.Answer, "Switch the heating off"), strings.Index(res.Answer, "Turn the key"); i < 0 || j < i {
 		t.Errorf("answer out of the note's order:\n%s", res.Answer)
+	}
+}
+
+// TestTimedQuestionFallsBackOnNotesOfAnyDate: a question that names when
+// something happened ("the boiler lost pressure yesterday") and whose
+// words no note of that day holds is searched again over notes of any
+// date, and the answer says that its notes are from other dates.
+func TestTimedQuestionFallsBackOnNotesOfAnyDate(t *testing.T) {
+	a := fixtureAgent(t)
+	res, reads := ask(t, a, "the boiler lost pressure yesterday, how do I bring the pressure back up")
+	if !slices.Contains(readPaths(reads), "kb/Central Heating.md") {
+		t.Errorf("reads = %v, want the heating note of another date", reads)
+	}
+	if !strings.HasPrefix(res.Answer, "Nothing in your notes from yesterday matches; this is from notes of other dates.") {
+		t.Errorf("the answer does not say its notes are from other dates:\n%s", res.Answer)
+	}
+	if !strings.Contains(res.Answer, "filling loop") || !strings.Contains(res.Answer, "[[Central Heating") {
+		t.Errorf("the answer does not quote the heating note:\n%s", res.Answer)
+	}
+}
+
+// TestTimedQuestionFindingNothingAtAnyDate: when notes of any date hold
+// nothing either, the answer says both were searched and does not
+// suggest a wider time range.
+func TestTimedQuestionFindingNothingAtAnyDate(t *testing.T) {
+	a := fixtureAgent(t)
+	res, _ := ask(t, a, "zeppelin mechanic yesterday")
+	if !strings.Contains(res.Answer, "from yesterday or any other date") || strings.Contains(res.Answer, "wider time range") {
+		t.Errorf("answer:\n%s", res.Answer)
 	}
 }

@@ -36,7 +36,10 @@ import (
 //  3. localSearch with the goal's keywords (stop words and question words
 //     removed, "quoted phrases" kept, salientTerms, the timeRange found);
 //     a search with no results is retried once with looser terms (an OR of
-//     the most salient ones);
+//     the most salient ones); when the searches within the goal's time
+//     range find nothing, the goal is searched once more over notes of any
+//     date (the time may be when something happened, not when a note was
+//     written), and the answer says its notes are from other dates;
 //  4. with a plan: plan_progress {step_id:"search", next_step:"read"}, alone;
 //  5. readNote on the top 6 distinct notes found (maxReads), in parallel,
 //     each at the chunk the search matched;
@@ -206,6 +209,11 @@ func (st *convState) next() step {
 				calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(loose))}, tools: []string{agent.ToolLocalSearch}}
 		}
 	}
+	if st.available(agent.ToolLocalSearch) && st.undatedRetry() {
+		q := st.searchQuery()
+		return step{text: fmt.Sprintf("Nothing from %s matched, so I'm searching notes of any date for %s.", st.timeExpr, kw),
+			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgsIn(q, nil))}, tools: []string{agent.ToolLocalSearch}}
+	}
 	hits := st.hits()
 	var toRead []search.Result
 	if st.available(agent.ToolReadNote) && st.ownReads() == 0 && st.timeOnly() && st.timeRange != nil {
@@ -331,14 +339,49 @@ func (st *convState) namedRead() bool {
 }
 
 func (st *convState) searchArgs(q string) map[string]any {
+	return st.searchArgsIn(q, st.timeRange)
+}
+
+// searchArgsIn is searchArgs over the time range r (nil: any date).
+func (st *convState) searchArgsIn(q string, r *search.DateRange) map[string]any {
 	args := map[string]any{"query": q}
 	if s := st.terms.salient(5); len(s) > 0 {
 		args["salientTerms"] = s
 	}
-	if st.timeRange != nil {
-		args["timeRange"] = map[string]any{"startTime": st.timeRange.StartTime, "endTime": st.timeRange.EndTime}
+	if r != nil {
+		args["timeRange"] = map[string]any{"startTime": r.StartTime, "endTime": r.EndTime}
 	}
 	return args
+}
+
+// undatedRetry reports whether the question is searched again over notes
+// of any date: it names a time ("the text I deleted yesterday") and words
+// to look for, and the searches limited to that time found nothing. The
+// time may be when something happened rather than when a note was
+// written, and a note that answers is worth more than "nothing from
+// yesterday"; the answer says the notes are from other dates.
+func (st *convState) undatedRetry() bool {
+	if st.timeRange == nil || st.timeOnly() || len(st.searches) == 0 || len(st.hits()) > 0 || strings.TrimSpace(st.goal) == "" {
+		return false
+	}
+	for _, s := range st.searches {
+		if !s.dated {
+			return false // done already
+		}
+	}
+	// The looser retry within the time range comes first, when there is one.
+	loose := st.looseQuery()
+	return len(st.searches) >= 2 || loose == "" || loose == st.searches[0].query
+}
+
+// undated reports whether the notes found come from a search of any date
+// after the searches within the question's time range found nothing.
+func (st *convState) undated() bool {
+	if st.timeRange == nil || len(st.searches) < 2 {
+		return false
+	}
+	last := st.searches[len(st.searches)-1]
+	return !last.dated && st.searches[0].dated
 }
 
 // looseQuery is the retry after a fruitless search: an OR of the most
