@@ -213,6 +213,28 @@ func TestLeadNamedWithTheQuestionsWordsTogether(t *testing.T) {
 	}
 }
 
+// TestLeadNamingANoteWithoutALinkGivesWayToIt: a journal entry that
+// names a note of the vault in its own words, without a link ("a tip in
+// the Atomic Habits book"), gives way to that note when it says something
+// of the question, even though the journal ranks first.
+func TestLeadNamingANoteWithoutALinkGivesWayToIt(t *testing.T) {
+	files := map[string]string{
+		"Daily/2022-08-14 Sunday.md": "# Journal\n\nAn unproductive day. I got some work done by picturing the outcome, which is a tip in the Atomic Habits book about daily habits. " +
+			"Daily habits are hard: I must use more of its tips every day.\n",
+		"Atomic Habits.md": "# Introduction\n\n- Little changes make big differences in the long run: success is a product of daily habits.\n" +
+			"- Forget about goals, focus on systems instead.\n",
+		"Daily/2022-08-05 Friday.md": "# Journal\n\nRead a book on the train.\n",
+		"Facade pattern.md":          "# Facade pattern\n\nA facade hides a complex subsystem behind one simple interface.\n",
+	}
+	answer := answerOver(t, files, "book about tiny daily habits that compound over time")
+	if !strings.HasPrefix(answer, "- Little changes make big differences") && !strings.HasPrefix(answer, "From [[Atomic Habits") {
+		t.Errorf("answer does not lead with the note the journal names:\n%s", answer)
+	}
+	if !strings.Contains(answer, "[[2022-08-14 Sunday") {
+		t.Errorf("the journal is not in the answer, so the case is not set up:\n%s", answer)
+	}
+}
+
 // TestNearestNotesHoldTheQuestion: when no note answers, the notes listed
 // as nearest each hold a word of the question, and at least half as much
 // of it as the nearest; when none holds any, none is listed.
@@ -296,5 +318,27 @@ func TestHowToQuestionIsAnsweredBySteps(t *testing.T) {
 	answer = answerOver(t, files, "wiki page links")
 	if !strings.HasPrefix(answer, "The wiki has a page for each tool") {
 		t.Errorf("a question that does not ask how gave up the search's order:\n%s", answer)
+	}
+}
+
+func TestMentions(t *testing.T) {
+	tests := []struct {
+		text, key string
+		want      bool
+	}{
+		{"a tip in the atomic habits book", "atomic habits", true},
+		{"atomic habits", "atomic habits", true},
+		{"the atomic habitsbook", "atomic habits", false},                  // inside a longer word
+		{"subatomic habits", "atomic habits", false},                       // inside a longer word
+		{"git is a tool; my git notes", "git", false},                      // one-word names are words
+		{"not atomic, habits later", "atomic habits", false},               // not the name as written
+		{"über atomic habits", "atomic habits", true},                      // after a multi-byte character and a space
+		{"éatomic habits", "atomic habits", false},                         // right after a letter of another script
+		{"first atomic habitz, then atomic habits", "atomic habits", true}, // a later whole-word match
+	}
+	for _, tt := range tests {
+		if got := mentions(tt.text, tt.key); got != tt.want {
+			t.Errorf("mentions(%q, %q) = %v, want %v", tt.text, tt.key, got, tt.want)
+		}
 	}
 }

@@ -133,8 +133,11 @@ func wordPairs(text string) map[[2]string]bool {
 // question: its sentence or item that best holds the question links to
 // another note read that holds the question, says it in its own passage
 // and ranks within leadSaysScore of the best hit ("a write-up about
-// [[X]]", "see [[X]] for more"): that note is the source, the lead only
-// points to it. -1 when there is none.
+// [[X]]", "see [[X]] for more"), or names without a link, by a name of
+// two words or more, a note read that is named after a word of the
+// question and says it ("a tip in the Atomic Habits book" in a journal):
+// that note is the source, the lead only points to it. -1 when there is
+// none.
 func referred(picks []notePick, lead int, rel relevance) int {
 	p := picks[lead]
 	if p.quotedForName() {
@@ -142,15 +145,54 @@ func referred(picks []notePick, lead int, rel relevance) int {
 	}
 	blk := p.blocks[p.best]
 	it := blk.items[bestItem(blk, rel)]
-	if len(it.links) == 0 || strings.Contains(strings.ToLower(it.text), vault.NoteKey(p.path)) {
+	text := strings.ToLower(it.text)
+	if strings.Contains(text, vault.NoteKey(p.path)) {
 		// A sentence naming the lead note itself says what that note
 		// is ("Note composer is a [[core plugin]] that..."): its links
 		// classify it, they do not send the reader elsewhere.
 		return -1
 	}
-	return answeringOther(picks, lead, rel, func(q notePick) bool {
+	if to := answeringOther(picks, lead, rel, func(q notePick) bool {
 		return q.search >= leadSaysScore && slices.Contains(it.links, vault.NoteKey(q.path))
-	})
+	}); to >= 0 {
+		return to
+	}
+	// A note named in the lead's own words is the subject the lead
+	// talks about: it need only be named after a word of the question
+	// and say something of it; the naming vouches for the rest.
+	for i, q := range picks {
+		if i != lead && q.search >= leadSaysScore && q.title > 0 && q.best >= 0 && q.says(rel) && mentions(text, vault.NoteKey(q.path)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// mentions reports whether lower-cased text names a note by its key (its
+// lower-cased file name) as whole words, when the name has two words or
+// more: a one-word name ("Git", "Home") is too often just a word.
+func mentions(text, key string) bool {
+	if len(strings.Fields(key)) < 2 {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], key)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(key)
+		if (start == 0 || !isWordByte(text[start-1])) && (end == len(text) || !isWordByte(text[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+// isWordByte reports whether b is part of an ASCII word (a byte of a
+// multi-byte character counts as one, so a name is not found inside a
+// longer word of another script).
+func isWordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b >= 0x80
 }
 
 // reHowToDo marks a question asking how to do something ("how do I",
