@@ -342,3 +342,42 @@ func TestMentions(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstLeadNamedAfterAWordOfTheQuestion: a note named after a word of
+// the question whose passage says another of them (a drill named for ball
+// handling, listing dribbling exercises) may lead while it falls just
+// short of holding the question, over a lower-ranked note that holds it by
+// a common word ("better"); a note named after none of the question's
+// words is held to the full bar.
+func TestFirstLeadNamedAfterAWordOfTheQuestion(t *testing.T) {
+	st := &convState{terms: queryTerms{keywords: []string{"ball", "handling", "exercises", "better", "dribbling"}}}
+	rel := relevance{groups: termStems(st.terms), weights: []float64{0.25, 0.2, 0.05, 0.25, 0.25}, total: 1}
+	pick := func(path, heading, text string, search float64) notePick {
+		name := noteName(path)
+		p := notePick{path: path, search: search, blocks: parseBlocks(text, heading)}
+		p.set = mergeSets(stemSet(text), stemSet(name))
+		p.title = rel.cover(stemSet(name))
+		p.best, p.bestCover = 0, rel.cover(stemSet(text))
+		return p
+	}
+	const drillText = "1. High to low dribbling\n2. Dynamic crossover floor touch\n"
+	journal := pick("Daily/2023-04-21 Friday.md", "Journal", "I shoot better today and feel better with the ball.\n", 0.66)
+	tests := []struct {
+		name string
+		lead notePick
+		want int
+	}{
+		{"named after a word of the question", pick("Basketball Handling Drill 1.md", "Main Points", drillText, 0.95), 0},
+		{"named after none", pick("Drill 1.md", "Main Points", drillText, 0.95), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if rel.held(tt.lead.set) || !rel.held(journal.set) {
+				t.Fatalf("the case is not set up: drill held %v, journal held %v", rel.held(tt.lead.set), rel.held(journal.set))
+			}
+			if lead, ok := st.firstLead([]notePick{tt.lead, journal}, rel); !ok || lead != tt.want {
+				t.Errorf("firstLead = %d, %v; want %d", lead, ok, tt.want)
+			}
+		})
+	}
+}

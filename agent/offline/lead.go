@@ -252,7 +252,7 @@ func (st *convState) firstLead(picks []notePick, rel relevance) (lead int, ok bo
 		if p.named || st.namedOnly() || st.terms.empty() {
 			return i, true
 		}
-		if !rel.held(p.set) {
+		if !rel.held(p.set) && !namedNearlyHeld(p, rel) {
 			continue
 		}
 		if p.says(rel) && (lead < 0 || p.search >= leadSaysScore) {
@@ -265,6 +265,18 @@ func (st *convState) firstLead(picks []notePick, rel relevance) (lead int, ok bo
 		}
 	}
 	return lead, ok
+}
+
+// namedNearlyHeld reports whether a note that falls just short of holding
+// the question may lead all the same: its name holds a word of the
+// question and its passage says more of it ("Basketball Handling Drill
+// 1", listing dribbling exercises, for "ball handling exercises to get
+// better at dribbling"), so that together they hold a third of the
+// question's words and nearly the weighted share a note must hold. The
+// name says what the note is about; a note the search ranks lower that
+// holds the question by a common word should not lead over it.
+func namedNearlyHeld(p notePick, rel relevance) bool {
+	return p.title > 0 && p.best >= 0 && rel.cover(p.set) >= 0.8*heldCover && rel.count(p.set) >= 0.34*float64(len(rel.groups))
 }
 
 // leadSaysScore is the search score, relative to the best hit's, of a
