@@ -251,6 +251,11 @@ func (st *convState) othersOf(srcs []source, picks []notePick, lead int, rel rel
 			if line := st.supportLine(srcs, p, rel, cite, true); line != "" {
 				support = append(support, line)
 			}
+		case p.search >= 1 && !st.namedOnly() && rel.count(p.set) > 0:
+			// The search's best hit, weighed over every field of every
+			// note, is where a reader would look next when the answer
+			// leads with another note.
+			seeAlso = append(seeAlso, p.src)
 		case p.search < seeAlsoScore:
 		case len(support) < maxSupport && p.search >= supportScore && rel.cover(p.set) >= supportCover && rel.adds(covered, p.set) >= supportAdds:
 			if line := st.supportLine(srcs, p, rel, cite, false); line != "" {

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -377,6 +378,37 @@ func TestFirstLeadNamedAfterAWordOfTheQuestion(t *testing.T) {
 			}
 			if lead, ok := st.firstLead([]notePick{tt.lead, journal}, rel); !ok || lead != tt.want {
 				t.Errorf("firstLead = %d, %v; want %d", lead, ok, tt.want)
+			}
+		})
+	}
+}
+
+// TestSearchesBestHitIsSeenAlso: when the answer leads with another note,
+// the search's best hit is named under "See also" if it holds a word of
+// the question, however little of it its part read holds ("popup dialog
+// asking the user for input": Modals); one holding none is not.
+func TestSearchesBestHitIsSeenAlso(t *testing.T) {
+	st := &convState{terms: queryTerms{keywords: []string{"popup", "dialog", "asking", "user", "input"}}}
+	rel := relevance{groups: termStems(st.terms), weights: []float64{0.3, 0.3, 0.2, 0.1, 0.1}, total: 1}
+	pick := func(src int, text string, search float64) notePick {
+		return notePick{src: src, search: search, set: stemSet(text), best: 0}
+	}
+	lead := pick(0, "Frequently asked questions: ask the user", 0.8)
+	for _, tt := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"holds a word", "Modals display information and accept input from the user.", true},
+		{"holds none", "A theme's colours and fonts.", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			best := pick(1, tt.text, 1)
+			if c := rel.cover(best.set); c >= seeAlsoCover {
+				t.Fatalf("the case is not set up: the best hit covers %.2f", c)
+			}
+			_, seeAlso := st.othersOf(nil, []notePick{lead, best}, 0, rel, nil)
+			if got := slices.Contains(seeAlso, 1); got != tt.want {
+				t.Errorf("best hit seen also = %v, want %v (seeAlso %v)", got, tt.want, seeAlso)
 			}
 		})
 	}

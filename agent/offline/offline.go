@@ -48,7 +48,8 @@ import (
 //     answers, as the note has it (a paragraph, a list, numbered steps),
 //     with its [[Note#Heading]] citation; a point from another note only
 //     when it answers a part of the question the first does not; "See
-//     also" for the other notes that touch on it; then a "Sources:" line.
+//     also" for the other notes that touch on it, and for the search's
+//     best hit when another note leads; then a "Sources:" line.
 //     When no note read holds the question, an answer that says so and
 //     lists the nearest notes. Only this turn streams, in word-sized
 //     deltas; a tool turn's sentence is a step, not answer text.
