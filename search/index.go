@@ -125,7 +125,7 @@ type Index struct {
 	mu          sync.RWMutex
 	meta        map[string]*NoteMeta
 	keyIdx      *keyIndex           // by vault.NoteKey; nil when stale
-	titleIdx    map[string][]string // by titleKey; nil until first used
+	titleIdx    *titleIndex         // by titleKey; nil until first used
 	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
 	metaGen     uint64              // counts changes of meta
 	lenSum      [numLenFields]int64 // sum of the known lens of each field

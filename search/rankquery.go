@@ -112,22 +112,27 @@ func titleKey(an analysis.Analyzer, s string) string {
 	return strings.Join(words, " ")
 }
 
-// exactTitles returns the notes whose title or alias has key. The map of
-// title keys is built on first use and kept up to date by the writer.
+// exactTitles returns the notes whose title or alias has key. The index of
+// title keys is built on first use and kept up to date by the writer; it
+// gives the notes whose keys hash as key does, each checked here.
 func (ix *Index) exactTitles(key string) []string {
 	if key == "" {
 		return nil
 	}
-	ix.mu.RLock()
-	if ix.titleIdx != nil {
-		defer ix.mu.RUnlock()
-		return append([]string(nil), ix.titleIdx[key]...)
-	}
-	ix.mu.RUnlock()
 	ix.buildTitles()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return append([]string(nil), ix.titleIdx[key]...)
+	if ix.titleIdx == nil { // replaced meanwhile (a reopen): none, as before it was built
+		return nil
+	}
+	cands := ix.titleIdx.candidates(key)
+	out := cands[:0]
+	for _, p := range cands {
+		if m := ix.meta[p]; m != nil && slices.Contains(ix.noteTitleKeys(m), key) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // buildTitles builds the title keys and words of the notes if needed. The
@@ -135,17 +140,15 @@ func (ix *Index) exactTitles(key string) []string {
 // metadata reads go on meanwhile; a build overtaken by a change of the
 // metadata is dropped and done again.
 func (ix *Index) buildTitles() {
-	var idx map[string][]string
+	var idx *titleIndex
 	var vocab map[string]int
 	ix.buildTable(func(notes map[string]*NoteMeta) {
-		idx = make(map[string][]string, len(notes))
+		idx = newTitleIndex(len(notes))
 		// Not sized by the notes: titles share most of their words, and
 		// the map would keep room for ten times the words it holds.
 		vocab = make(map[string]int)
 		for _, m := range notes {
-			for _, k := range ix.noteTitleKeys(m) {
-				idx[k] = append(idx[k], m.Path)
-			}
+			idx.add(ix.noteTitleKeys(m), m.Path)
 			addTitleWords(vocab, m, 1)
 		}
 	}, func(old, m *NoteMeta) {
@@ -236,27 +239,12 @@ func (ix *Index) titleChanged(old, m *NoteMeta) {
 
 // titlesChanged updates idx and vocab, tables of title keys and words, for
 // a note replaced (old or m may be nil).
-func (ix *Index) titlesChanged(idx map[string][]string, vocab map[string]int, old, m *NoteMeta) {
+func (ix *Index) titlesChanged(idx *titleIndex, vocab map[string]int, old, m *NoteMeta) {
 	if old != nil {
-		for _, k := range ix.noteTitleKeys(old) {
-			ps := idx[k]
-			for i, p := range ps {
-				if p == old.Path {
-					ps = append(ps[:i:i], ps[i+1:]...)
-					break
-				}
-			}
-			if len(ps) == 0 {
-				delete(idx, k)
-			} else {
-				idx[k] = ps
-			}
-		}
+		idx.remove(ix.noteTitleKeys(old), old.Path)
 	}
 	if m != nil {
-		for _, k := range ix.noteTitleKeys(m) {
-			idx[k] = append(idx[k], m.Path)
-		}
+		idx.add(ix.noteTitleKeys(m), m.Path)
 	}
 	addTitleWords(vocab, old, -1)
 	addTitleWords(vocab, m, 1)
