@@ -101,14 +101,14 @@ func (c *Changes) Close() {
 // noteChanged records that the note at p goes from old to new (nil: not
 // indexed) for every subscription. It is called with ix.mu held for
 // writing, before the change is applied to ix.meta.
-func (f *changeFeeds) noteChanged(p string, old, new *NoteMeta) {
+func (f *changeFeeds) noteChanged(p string, old, new *noteRec) {
 	if f.n.Load() == 0 {
 		return
 	}
 	switch {
 	case old == nil && new == nil:
 		return
-	case old != nil && new != nil && old.Hash == new.Hash && old.Size == new.Size && old.MTime.Equal(new.MTime):
+	case old != nil && new != nil && old.sameFile(new):
 		return
 	}
 	f.mu.Lock()

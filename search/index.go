@@ -123,7 +123,8 @@ type Index struct {
 
 	// mu guards the metadata cache.
 	mu          sync.RWMutex
-	meta        map[string]*NoteMeta
+	meta        map[string]*noteRec
+	memKeys     map[string]linkKeys // link keys of each note of an index in memory (one on disk reads its store's)
 	keyIdx      *keyIndex           // by vault.NoteKey; nil when stale
 	titleIdx    *titleIndex         // by titleKey; nil until first used
 	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
@@ -192,7 +193,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		batchSz: opts.BatchSize,
 		chunks:  newChunkCache(defaultChunkCacheBytes),
 		workers: opts.Workers,
-		meta:    make(map[string]*NoteMeta),
+		meta:    make(map[string]*noteRec),
 		subs:    make(map[int]chan struct{}),
 		closed:  make(chan struct{}),
 	}

@@ -616,9 +616,9 @@ func (ix *Index) keys() *keyIndex {
 	if k != nil {
 		return k
 	}
-	ix.buildTable(func(notes map[string]*NoteMeta) {
+	ix.buildTable(func(notes map[string]*noteRec) {
 		k = newKeyIndex(slices.Sorted(maps.Keys(notes)))
-	}, func(old, m *NoteMeta) {
+	}, func(old, m *noteRec) {
 		keysChanged(k, old, m)
 	}, func() bool {
 		return ix.keyIdx != nil
@@ -634,14 +634,14 @@ func (ix *Index) keys() *keyIndex {
 // replaced (old or m may be nil). Lists are replaced, never changed in
 // place, so a table handed out earlier stays as it was. Called with mu held
 // for writing.
-func (ix *Index) linkTablesChanged(old, m *NoteMeta) {
+func (ix *Index) linkTablesChanged(old, m *noteRec) {
 	if ix.keyIdx != nil {
 		keysChanged(ix.keyIdx, old, m)
 	}
 }
 
 // keysChanged updates a key index for a note replaced.
-func keysChanged(keys *keyIndex, old, m *NoteMeta) {
+func keysChanged(keys *keyIndex, old, m *noteRec) {
 	switch {
 	case old != nil && m == nil:
 		k := vault.NoteKey(old.Path)
@@ -698,8 +698,8 @@ func (ix *Index) linkersOf(keys map[string]bool) map[string][]string {
 		return out
 	}
 	ix.mu.RLock()
-	for p, m := range ix.meta {
-		for k := range m.keys.all() {
+	for p, lk := range ix.memKeys {
+		for k := range lk.all() {
 			if keys[k] {
 				out[k] = append(out[k], p)
 			}
@@ -734,8 +734,8 @@ func (ix *Index) linkKeysOf(paths []string) map[string]linkKeys {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, p := range paths {
-		if m := ix.meta[p]; m != nil {
-			out[p] = m.keys
+		if ix.meta[p] != nil {
+			out[p] = ix.memKeys[p]
 		}
 	}
 	return out

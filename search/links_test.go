@@ -93,7 +93,7 @@ func assertLinksAsFresh(t *testing.T, ix *Index, dir string, extra ...string) {
 	}
 	for _, p := range fresh.Paths() {
 		a, b := ix.metaOf(p), fresh.metaOf(p)
-		if keys := noteLinkKeys(ix, p); a == nil || a.inHash != b.inHash || keys != b.keys {
+		if keys := noteLinkKeys(ix, p); a == nil || a.inHash != b.inHash || keys != fresh.memKeys[p] {
 			t.Errorf("link data of %s: got %+v with keys %q, fresh %+v", p, a, keys, b)
 		}
 	}
@@ -411,12 +411,12 @@ func TestLinkKeysLeftInStore(t *testing.T) {
 		fresh := openIndex(t, dir, "")
 		withKeys := 0
 		for _, p := range fresh.Paths() {
-			want := fresh.metaOf(p).keys
+			want := fresh.memKeys[p]
 			if want != "" {
 				withKeys++
 			}
-			if m := ix.metaOf(p); m == nil || m.keys != "" {
-				t.Errorf("%s: %s kept in memory as %+v, want no link keys", when, p, m)
+			if m, keys := ix.metaOf(p), ix.memKeys[p]; m == nil || keys != "" {
+				t.Errorf("%s: %s kept in memory as %+v with link keys %q, want none", when, p, m, keys)
 			}
 			if got := noteLinkKeys(ix, p); got != want {
 				t.Errorf("%s: link keys of %s %q, want %q", when, p, got, want)
@@ -464,11 +464,11 @@ func TestKeyIndexOneAndMany(t *testing.T) {
 		t.Errorf("[[Sync]] from b/ resolves to %q, %v", p, ok)
 	}
 
-	keysChanged(k, &NoteMeta{Path: "a/Sync.md"}, nil)
+	keysChanged(k, &noteRec{Path: "a/Sync.md"}, nil)
 	check("sync", "b/Sync.md")
-	keysChanged(k, nil, &NoteMeta{Path: "c/Page preview.md"})
+	keysChanged(k, nil, &noteRec{Path: "c/Page preview.md"})
 	check("page preview", "Page preview.md", "c/Page preview.md")
-	keysChanged(k, &NoteMeta{Path: "b/Sync.md"}, nil)
+	keysChanged(k, &noteRec{Path: "b/Sync.md"}, nil)
 	check("sync")
 	if len(k.one) != 0 || len(k.many) != 1 {
 		t.Errorf("one %v, many %v after the changes: want only page preview's list", k.one, k.many)

@@ -11,13 +11,16 @@ import (
 // The metadata cache of the notes an Index holds, and what is read from
 // it: counts, paths, file names, tags.
 
-func (ix *Index) setMeta(state []*NoteMeta) {
+// setMeta makes state the notes of the index. The records are those of
+// the note store, so without link keys: an index in memory has none to
+// keep.
+func (ix *Index) setMeta(state []*noteRec) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	meta := make(map[string]*NoteMeta, len(state))
+	meta := make(map[string]*noteRec, len(state))
 	ix.lenSum, ix.lenNotes = [numLenFields]int64{}, 0
+	ix.memKeys = nil
 	for _, m := range state {
-		m = ix.kept(m)
 		meta[m.Path] = m
 		ix.addLens(m)
 	}
@@ -34,20 +37,26 @@ func (ix *Index) setMeta(state []*NoteMeta) {
 	ix.metaGen++
 }
 
-// kept returns m as the index keeps it in memory: without its link keys
-// when the note store has them (see linkKeysOf), a copy then, since the
-// writer still writes m's record.
-func (ix *Index) kept(m *NoteMeta) *NoteMeta {
-	if m == nil || m.keys == "" || ix.path == "" {
-		return m
+// keep makes m (nil: removed) the record of the note at p in memory, its
+// link keys kept apart by an index in memory, which has no store to read
+// them from (see linkKeysOf); called with mu held for writing. It returns
+// the record kept.
+func (ix *Index) keep(p string, m *NoteMeta) *noteRec {
+	if ix.path == "" {
+		if m == nil || m.keys == "" {
+			delete(ix.memKeys, p)
+		} else {
+			if ix.memKeys == nil {
+				ix.memKeys = map[string]linkKeys{}
+			}
+			ix.memKeys[p] = m.keys
+		}
 	}
-	cp := *m
-	cp.keys = ""
-	return &cp
+	return recOf(m)
 }
 
 // addLens and forgetLens keep the field length sums; called with mu held.
-func (ix *Index) addLens(m *NoteMeta) {
+func (ix *Index) addLens(m *noteRec) {
 	if m == nil || !m.hasLens {
 		return
 	}
@@ -57,7 +66,7 @@ func (ix *Index) addLens(m *NoteMeta) {
 	ix.lenNotes++
 }
 
-func (ix *Index) forgetLens(m *NoteMeta) {
+func (ix *Index) forgetLens(m *noteRec) {
 	if m == nil || !m.hasLens {
 		return
 	}
@@ -100,7 +109,7 @@ func (ix *Index) Note(path string) (NoteMeta, bool) {
 	if !ok {
 		return NoteMeta{}, false
 	}
-	return *m, true
+	return m.meta(), true
 }
 
 // Paths returns every indexed note path, sorted. The slice is shared: do
@@ -119,7 +128,7 @@ func (ix *Index) Notes() []NoteMeta {
 	defer ix.mu.RUnlock()
 	for _, p := range paths {
 		if m, ok := ix.meta[p]; ok {
-			out = append(out, *m)
+			out = append(out, m.meta())
 		}
 	}
 	return out

@@ -199,7 +199,7 @@ func (s *noteStore) linkers(keys map[string]bool) (map[string][]string, error) {
 // storeState is what a store holds.
 type storeState struct {
 	id    string // the bleve index's id; "" for none, or for records of another format
-	notes []*NoteMeta
+	notes []*noteRec
 	dirty []string
 	// interrupted is set when a writer was at work: the process ended
 	// (or the writer failed) part way through a change.
@@ -224,7 +224,7 @@ func (s *noteStore) load() (storeState, error) {
 				if err != nil {
 					return fmt.Errorf("record of %q: %w", k, err)
 				}
-				st.notes = append(st.notes, m)
+				st.notes = append(st.notes, recOf(m))
 				return nil
 			})
 			if err != nil {

@@ -142,7 +142,7 @@ func (ix *Index) exactTitles(key string) []string {
 func (ix *Index) buildTitles() {
 	var idx *titleIndex
 	var vocab map[string]int
-	ix.buildTable(func(notes map[string]*NoteMeta) {
+	ix.buildTable(func(notes map[string]*noteRec) {
 		idx = newTitleIndex(len(notes))
 		// Not sized by the notes: titles share most of their words, and
 		// the map would keep room for ten times the words it holds.
@@ -151,7 +151,7 @@ func (ix *Index) buildTitles() {
 			idx.add(ix.noteTitleKeys(m), m.Path)
 			addTitleWords(vocab, m, 1)
 		}
-	}, func(old, m *NoteMeta) {
+	}, func(old, m *noteRec) {
 		ix.titlesChanged(idx, vocab, old, m)
 	}, func() bool {
 		return ix.titleIdx != nil
@@ -231,7 +231,7 @@ func abs(x int) int {
 
 // titleChanged updates the title keys, when built, for a note replaced
 // (old or m may be nil); called with mu held for writing.
-func (ix *Index) titleChanged(old, m *NoteMeta) {
+func (ix *Index) titleChanged(old, m *noteRec) {
 	if ix.titleIdx != nil {
 		ix.titlesChanged(ix.titleIdx, ix.titleVocab, old, m)
 	}
@@ -239,7 +239,7 @@ func (ix *Index) titleChanged(old, m *NoteMeta) {
 
 // titlesChanged updates idx and vocab, tables of title keys and words, for
 // a note replaced (old or m may be nil).
-func (ix *Index) titlesChanged(idx *titleIndex, vocab map[string]int, old, m *NoteMeta) {
+func (ix *Index) titlesChanged(idx *titleIndex, vocab map[string]int, old, m *noteRec) {
 	if old != nil {
 		idx.remove(ix.noteTitleKeys(old), old.Path)
 	}
@@ -252,7 +252,7 @@ func (ix *Index) titlesChanged(idx *titleIndex, vocab map[string]int, old, m *No
 
 // addTitleWords counts (d = 1) or uncounts (d = -1) the words of the title
 // and aliases of m in vocab.
-func addTitleWords(vocab map[string]int, m *NoteMeta, d int) {
+func addTitleWords(vocab map[string]int, m *noteRec, d int) {
 	if m == nil {
 		return
 	}
@@ -269,7 +269,7 @@ func addTitleWords(vocab map[string]int, m *NoteMeta, d int) {
 	}
 }
 
-func (ix *Index) noteTitleKeys(m *NoteMeta) []string {
+func (ix *Index) noteTitleKeys(m *noteRec) []string {
 	var keys []string
 	for _, s := range append([]string{m.Title}, m.Aliases...) {
 		if k := titleKey(ix.textAn, s); k != "" && !slices.Contains(keys, k) {

@@ -339,7 +339,7 @@ func (ix *Index) newestFirst(hits bsearch.DocumentMatchCollection, limit int) bs
 	for i, h := range hits {
 		ks[i].hit = h
 		if m := ix.meta[h.ID]; m != nil {
-			ks[i].mt = m.MTime.UnixNano()
+			ks[i].mt = m.mtime
 		}
 	}
 	ix.mu.RUnlock()
@@ -452,7 +452,7 @@ func (ix *Index) mtimesMeaningful() bool {
 	ix.mu.RLock()
 	ts := make([]int64, 0, len(ix.meta))
 	for _, m := range ix.meta {
-		ts = append(ts, m.MTime.UnixMilli())
+		ts = append(ts, m.MTime().UnixMilli())
 	}
 	ix.mu.RUnlock()
 	if len(ts) < sameMTimeMinNotes {

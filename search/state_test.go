@@ -87,7 +87,7 @@ func TestLoadedTagsShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]*NoteMeta{}
+	got := map[string]*noteRec{}
 	for _, m := range st.notes {
 		got[m.Path] = m
 	}

@@ -17,7 +17,7 @@ const maxFixes = 1000
 // reports whether a table is in place already; install puts the new one in
 // place. fix, installed and install are called with mu held for writing
 // (installed also for reading).
-func (ix *Index) buildTable(build func(notes map[string]*NoteMeta), fix func(old, m *NoteMeta), installed func() bool, install func()) {
+func (ix *Index) buildTable(build func(notes map[string]*noteRec), fix func(old, m *noteRec), installed func() bool, install func()) {
 	for {
 		ix.mu.RLock()
 		if installed() {

@@ -19,7 +19,7 @@ func TestBuildTableWhileNotesChange(t *testing.T) {
 			ix := openIndex(t, writeVault(t, smallVault), "")
 			var table map[string]string // path → title
 			builds := 0
-			ix.buildTable(func(notes map[string]*NoteMeta) {
+			ix.buildTable(func(notes map[string]*noteRec) {
 				builds++
 				table = map[string]string{}
 				for p, m := range notes {
@@ -33,11 +33,11 @@ func TestBuildTableWhileNotesChange(t *testing.T) {
 					p := fmt.Sprintf("new %d.md", i)
 					pending[p] = &NoteMeta{Path: p, Title: "New"}
 				}
-				m := *notes["people/Jürgen Müller.md"]
+				m := notes["people/Jürgen Müller.md"].meta()
 				m.Title = "Renamed"
 				pending[m.Path] = &m
 				ix.applyPending(pending)
-			}, func(old, m *NoteMeta) {
+			}, func(old, m *noteRec) {
 				if old != nil {
 					delete(table, old.Path)
 				}

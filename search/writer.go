@@ -349,10 +349,10 @@ func (w *writer) end(werr error) error {
 }
 
 // appendRecords appends the notes of records (not the removed ones).
-func appendRecords(notes []*NoteMeta, records map[string]*NoteMeta) []*NoteMeta {
+func appendRecords(notes []*noteRec, records map[string]*NoteMeta) []*noteRec {
 	for _, m := range records {
 		if m != nil {
-			notes = append(notes, m)
+			notes = append(notes, recOf(m))
 		}
 	}
 	return notes
@@ -362,8 +362,8 @@ func appendRecords(notes []*NoteMeta, records map[string]*NoteMeta) []*NoteMeta 
 func (ix *Index) applyPending(pending map[string]*NoteMeta) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	for p, m := range pending {
-		m = ix.kept(m)
+	for p, meta := range pending {
+		m := ix.keep(p, meta)
 		ix.forgetLens(ix.meta[p])
 		ix.titleChanged(ix.meta[p], m)
 		ix.linkTablesChanged(ix.meta[p], m)

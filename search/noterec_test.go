@@ -1,0 +1,82 @@
+package search
+
+import (
+	"reflect"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/vault-agent/vault-agent/vault"
+)
+
+func TestNoteRecRoundTrip(t *testing.T) {
+	hexHash := vault.Hash([]byte("some note"))
+	base := NoteMeta{
+		Path: "a/Note.md", Title: "Note", Aliases: []string{"N"}, Tags: []string{"x", "y/z"},
+		MTime: time.Unix(1700000000, 123456789), Size: 42, Hash: hexHash,
+		lens: [numLenFields]int32{1, 2, 3, 4, 5, 6, 7, 8}, hasLens: true, inHash: 7, outHash: 9,
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(m *NoteMeta)
+		packed bool // the hash is held as its bytes
+	}{
+		{"hex hash", func(*NoteMeta) {}, true},
+		{"upper-case hex", func(m *NoteMeta) { m.Hash = "AB" + hexHash[2:] }, false},
+		{"short hash", func(m *NoteMeta) { m.Hash = "abc" }, false},
+		{"64 non-hex", func(m *NoteMeta) { m.Hash = "zz" + hexHash[2:] }, false},
+		{"no hash", func(m *NoteMeta) { m.Hash = "" }, false},
+		{"local date", func(m *NoteMeta) { m.Date = time.Date(2024, 3, 5, 0, 0, 0, 0, time.Local) }, true},
+		{"UTC date", func(m *NoteMeta) { m.Date = time.Date(2024, 3, 5, 10, 30, 0, 0, time.UTC) }, true},
+		{"no lens", func(m *NoteMeta) { m.lens, m.hasLens = [numLenFields]int32{}, false }, true},
+		{"no lists", func(m *NoteMeta) { m.Aliases, m.Tags = nil, nil }, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := base
+			tt.change(&m)
+			r := recOf(&m)
+			if r.hashHex != tt.packed {
+				t.Errorf("hash %q held packed %v, want %v", m.Hash, r.hashHex, tt.packed)
+			}
+			if tt.packed && len(r.hash) != 32 {
+				t.Errorf("a hex hash held in %d bytes, want 32", len(r.hash))
+			}
+			got := r.meta()
+			if !reflect.DeepEqual(got, m) {
+				t.Errorf("round trip:\n got %+v\nwant %+v", got, m)
+			}
+			if !r.hashIs(m.Hash) {
+				t.Errorf("hashIs(%q) false for its own hash", m.Hash)
+			}
+			for i := range len(m.Hash) { // each digit changed in turn
+				h := []byte(m.Hash)
+				h[i] ^= 1
+				if r.hashIs(string(h)) {
+					t.Errorf("hashIs(%q) true for %q", m.Hash, h)
+				}
+			}
+			other := m
+			other.Hash = vault.Hash([]byte("another note"))
+			if r.hashIs(other.Hash) || r.sameFile(recOf(&other)) {
+				t.Errorf("%q taken for %q", m.Hash, other.Hash)
+			}
+			if !r.sameFile(recOf(&m)) {
+				t.Error("a record is not the same file as itself")
+			}
+			touched := m
+			touched.MTime = m.MTime.Add(time.Nanosecond)
+			if r.sameFile(recOf(&touched)) {
+				t.Error("a touched note is taken for the same file")
+			}
+		})
+	}
+}
+
+// TestNoteRecSize keeps the record of a note in the size class it was made
+// for: one more field takes it to the next (192 bytes), and a NoteMeta is
+// 224 and a hash string of 64 more.
+func TestNoteRecSize(t *testing.T) {
+	if n := unsafe.Sizeof(noteRec{}); n > 176 {
+		t.Errorf("noteRec is %d bytes, want at most 176", n)
+	}
+}
