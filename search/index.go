@@ -131,9 +131,7 @@ type Index struct {
 	metaGen     uint64              // counts changes of meta
 	lenSum      [numLenFields]int64 // sum of the known lens of each field
 	lenNotes    int                 // notes whose lens are known
-	paths       []string            // sorted; nil when stale
-	fileKeys    []string            // fileKey of each of paths
-	lowerPaths  []string            // each of paths, lower-cased
+	paths       *pathTable          // nil when stale
 	lastIndexed time.Time
 
 	indexing     atomic.Bool

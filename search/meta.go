@@ -114,10 +114,7 @@ func (ix *Index) Note(path string) (NoteMeta, bool) {
 
 // Paths returns every indexed note path, sorted. The slice is shared: do
 // not modify it.
-func (ix *Index) Paths() []string {
-	p, _ := ix.pathsAndKeys()
-	return p
-}
+func (ix *Index) Paths() []string { return ix.pathTables().paths }
 
 // Notes returns the cached metadata of every indexed note, sorted by path.
 // The caller may keep the slice.
@@ -134,19 +131,13 @@ func (ix *Index) Notes() []NoteMeta {
 	return out
 }
 
-func (ix *Index) pathsAndKeys() ([]string, []string) {
-	p, k, _ := ix.pathTables()
-	return p, k
-}
-
-// pathTables returns the sorted paths with their file keys and lower-cased
-// forms, building them if stale.
-func (ix *Index) pathTables() (paths, fileKeys, lower []string) {
+// pathTables returns the table of the sorted paths, building it if stale.
+func (ix *Index) pathTables() *pathTable {
 	ix.mu.RLock()
-	p, k, l := ix.paths, ix.fileKeys, ix.lowerPaths
+	t := ix.paths
 	ix.mu.RUnlock()
-	if p != nil {
-		return p, k, l
+	if t != nil {
+		return t
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -155,25 +146,18 @@ func (ix *Index) pathTables() (paths, fileKeys, lower []string) {
 		for k := range ix.meta {
 			ps = append(ps, k)
 		}
-		sort.Strings(ps)
-		keys := make([]string, len(ps))
-		lower := make([]string, len(ps))
-		for i, p := range ps {
-			lower[i] = strings.ToLower(p)
-			keys[i] = lowerFileKey(lower[i])
-		}
-		ix.paths, ix.fileKeys, ix.lowerPaths = ps, keys, lower
+		ix.paths = newPathTable(ps)
 	}
-	return ix.paths, ix.fileKeys, ix.lowerPaths
+	return ix.paths
 }
 
 // matchPrefix returns the paths starting with prefix (lower-case).
 func (ix *Index) matchPrefix(prefix string) []string {
-	ps, _, lower := ix.pathTables()
+	t := ix.pathTables()
 	var out []string
-	for i, l := range lower {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, ps[i])
+	for i, p := range t.paths {
+		if strings.HasPrefix(t.lowerOf(i), prefix) {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -182,10 +166,11 @@ func (ix *Index) matchPrefix(prefix string) []string {
 // matchFiles returns the paths whose file key (lower-cased basename without
 // ".md") contains name, or matches it as a pattern when it has * or ?.
 func (ix *Index) matchFiles(name string) []string {
-	ps, keys := ix.pathsAndKeys()
+	t := ix.pathTables()
 	glob := strings.ContainsAny(name, "*?")
 	var out []string
-	for i, k := range keys {
+	for i, p := range t.paths {
+		k := t.fileKey(i)
 		var ok bool
 		if glob {
 			ok, _ = path.Match(name, k)
@@ -193,7 +178,7 @@ func (ix *Index) matchFiles(name string) []string {
 			ok = strings.Contains(k, name)
 		}
 		if ok {
-			out = append(out, ps[i])
+			out = append(out, p)
 		}
 	}
 	return out

@@ -1,7 +1,10 @@
 package search
 
 import (
+	"fmt"
 	"path"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -28,20 +31,53 @@ func TestPathTablesShareFileKeys(t *testing.T) {
 	}
 
 	ix := openIndex(t, writeVault(t, map[string]string{
-		"Alpha.md": "a", "Sub/Beta Note.md": "b", "Été/Gamma.MD.md": "c",
+		"Alpha.md": "a", "Sub/Beta Note.md": "b", "Été/Gamma.MD.md": "c", "İstanbul.md": "d",
 	}), "")
-	ps, keys, lower := ix.pathTables()
-	if len(ps) != 3 {
-		t.Fatalf("paths %v", ps)
+	tb := ix.pathTables()
+	if len(tb.paths) != 4 || !slices.IsSorted(tb.paths) {
+		t.Fatalf("paths %v", tb.paths)
 	}
-	for i, p := range ps {
-		if keys[i] != fileKey(p) || lower[i] != strings.ToLower(p) {
-			t.Errorf("%s: file key %q, lower %q", p, keys[i], lower[i])
+	whole := uintptr(unsafe.Pointer(unsafe.StringData(tb.lower)))
+	within := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return p >= whole && p+uintptr(len(s)) <= whole+uintptr(len(tb.lower))
+	}
+	for i, p := range tb.paths {
+		key, lower := tb.fileKey(i), tb.lowerOf(i)
+		if key != fileKey(p) || lower != strings.ToLower(p) {
+			t.Errorf("%s: file key %q, lower %q", p, key, lower)
 		}
-		start := uintptr(unsafe.Pointer(unsafe.StringData(lower[i])))
-		k := uintptr(unsafe.Pointer(unsafe.StringData(keys[i])))
-		if k < start || k+uintptr(len(keys[i])) > start+uintptr(len(lower[i])) {
-			t.Errorf("%s: file key %q is a copy, not a part of the lower-cased path", p, keys[i])
+		if !within(lower) || !within(key) {
+			t.Errorf("%s: the lower-cased path %q or file key %q is a copy, not a part of the table's string", p, lower, key)
 		}
+	}
+}
+
+// TestPathTableSize bounds what the path table keeps beyond the paths
+// themselves: each path's lower-cased bytes and 4 bytes, besides the
+// slice of paths. A string of each form, or a slice of file keys, costs
+// 16 bytes a note more at least.
+func TestPathTableSize(t *testing.T) {
+	const n = 20000
+	ps := make([]string, n)
+	bytes := 0
+	for i := range ps {
+		ps[i] = fmt.Sprintf("Folder %d/Some Note Name %d.md", i%50, i)
+		bytes += len(ps[i])
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tb := newPathTable(ps)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(ps)
+	extra := (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(bytes)) / n
+	t.Logf("%.1f bytes a note besides the lower-cased path", extra)
+	if extra > 8 {
+		t.Errorf("the path table keeps %.1f bytes a note besides the lower-cased path, want at most 8", extra)
+	}
+	if tb.lowerOf(n-1) != strings.ToLower(tb.paths[n-1]) {
+		t.Errorf("last path %q lower-cased as %q", tb.paths[n-1], tb.lowerOf(n-1))
 	}
 }

@@ -210,7 +210,7 @@ type DailyNote struct {
 func (ix *Index) DailyNotes(from, to time.Time) (vault.DailyNotes, []DailyNote) {
 	settings := ix.v.DailyNotes()
 	start := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, from.Location())
-	paths, fileKeys, lower := ix.pathTables()
+	t := ix.pathTables()
 	var out []DailyNote
 	for d := start; !d.After(to) && len(out) < maxDailyDays; d = d.AddDate(0, 0, 1) {
 		dn := DailyNote{Date: d.Format(time.DateOnly), Path: settings.Path(d)}
@@ -223,12 +223,12 @@ func (ix *Index) DailyNotes(from, to time.Time) (vault.DailyNotes, []DailyNote) 
 		// elsewhere (daily notes kept in a folder the settings do not name).
 		want, name := strings.ToLower(dn.Path), fileKey(dn.Path)
 		found, named := -1, -1
-		for k, l := range lower {
-			if l == want {
+		for k := range t.paths {
+			if t.lowerOf(k) == want {
 				found = k
 				break
 			}
-			if fileKeys[k] == name {
+			if t.fileKey(k) == name {
 				if named == -1 {
 					named = k
 				} else {
@@ -240,8 +240,8 @@ func (ix *Index) DailyNotes(from, to time.Time) (vault.DailyNotes, []DailyNote) 
 			found = named
 		}
 		if found >= 0 {
-			dn.Path, dn.Exists = paths[found], true
-			if m, ok := ix.Note(paths[found]); ok {
+			dn.Path, dn.Exists = t.paths[found], true
+			if m, ok := ix.Note(t.paths[found]); ok {
 				dn.Title = m.Title
 			}
 		}
