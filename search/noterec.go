@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/hex"
+	"strings"
 	"time"
 )
 
@@ -11,11 +12,12 @@ import (
 // its 32 bytes instead of 64 hex digits, and the link keys apart (an index
 // on disk reads them from its note store; linkKeysOf): 176 bytes and a
 // string of 32 a note instead of 224 and one of 64, about 8 MB less live
-// heap at 100,000 notes. NoteMeta values are made from it when asked for
-// (meta).
+// heap at 100,000 notes. A title that is the file's name (most notes
+// have no other) is not held again: it is cut from the path when asked
+// for. NoteMeta values are made from it when asked for (meta).
 type noteRec struct {
 	Path    string
-	Title   string
+	title   string // "" when the title is baseTitle(Path)
 	Aliases []string
 	Tags    []string
 	Size    int64
@@ -28,6 +30,7 @@ type noteRec struct {
 	hasLens bool
 	hashHex bool
 	dateUTC bool // Date was in UTC (else it is read in the local zone)
+	named   bool // the title is baseTitle(Path)
 }
 
 // recOf returns the record of m, without its link keys.
@@ -36,7 +39,7 @@ func recOf(m *NoteMeta) *noteRec {
 		return nil
 	}
 	r := &noteRec{
-		Path: m.Path, Title: m.Title, Aliases: m.Aliases, Tags: m.Tags, Size: m.Size,
+		Path: m.Path, Aliases: m.Aliases, Tags: m.Tags, Size: m.Size,
 		mtime: m.MTime.UnixNano(), inHash: m.inHash, outHash: m.outHash,
 		lens: m.lens, hasLens: m.hasLens,
 	}
@@ -45,7 +48,30 @@ func recOf(m *NoteMeta) *noteRec {
 		r.dateUTC = m.Date.Location() == time.UTC
 	}
 	r.hash, r.hashHex = packHash(m.Hash)
+	if m.Title == baseTitle(m.Path) {
+		r.named = true
+	} else {
+		r.title = m.Title
+	}
 	return r
+}
+
+// baseTitle is the file name of the note at p without ".md": the title of
+// a note that names none of its own.
+func baseTitle(p string) string {
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	if len(base) >= 3 && strings.EqualFold(base[len(base)-3:], ".md") {
+		base = base[:len(base)-3]
+	}
+	return base
+}
+
+// Title returns the note's title.
+func (r *noteRec) Title() string {
+	if r.named {
+		return baseTitle(r.Path)
+	}
+	return r.title
 }
 
 // packHash returns the bytes of a hash of lower-case hex digits (as
@@ -105,7 +131,7 @@ func (r *noteRec) Date() time.Time {
 // meta returns the NoteMeta of the record, without link keys.
 func (r *noteRec) meta() NoteMeta {
 	return NoteMeta{
-		Path: r.Path, Title: r.Title, Aliases: r.Aliases, Tags: r.Tags,
+		Path: r.Path, Title: r.Title(), Aliases: r.Aliases, Tags: r.Tags,
 		MTime: r.MTime(), Date: r.Date(), Size: r.Size, Hash: r.Hash(),
 		lens: r.lens, hasLens: r.hasLens, inHash: r.inHash, outHash: r.outHash,
 	}

@@ -20,16 +20,23 @@ func TestNoteRecRoundTrip(t *testing.T) {
 		name   string
 		change func(m *NoteMeta)
 		packed bool // the hash is held as its bytes
+		named  bool // the title is cut from the path
 	}{
-		{"hex hash", func(*NoteMeta) {}, true},
-		{"upper-case hex", func(m *NoteMeta) { m.Hash = "AB" + hexHash[2:] }, false},
-		{"short hash", func(m *NoteMeta) { m.Hash = "abc" }, false},
-		{"64 non-hex", func(m *NoteMeta) { m.Hash = "zz" + hexHash[2:] }, false},
-		{"no hash", func(m *NoteMeta) { m.Hash = "" }, false},
-		{"local date", func(m *NoteMeta) { m.Date = time.Date(2024, 3, 5, 0, 0, 0, 0, time.Local) }, true},
-		{"UTC date", func(m *NoteMeta) { m.Date = time.Date(2024, 3, 5, 10, 30, 0, 0, time.UTC) }, true},
-		{"no lens", func(m *NoteMeta) { m.lens, m.hasLens = [numLenFields]int32{}, false }, true},
-		{"no lists", func(m *NoteMeta) { m.Aliases, m.Tags = nil, nil }, true},
+		{"hex hash", func(*NoteMeta) {}, true, true},
+		{"upper-case hex", func(m *NoteMeta) { m.Hash = "AB" + hexHash[2:] }, false, true},
+		{"short hash", func(m *NoteMeta) { m.Hash = "abc" }, false, true},
+		{"64 non-hex", func(m *NoteMeta) { m.Hash = "zz" + hexHash[2:] }, false, true},
+		{"no hash", func(m *NoteMeta) { m.Hash = "" }, false, true},
+		{"local date", func(m *NoteMeta) { m.Date = time.Date(2024, 3, 5, 0, 0, 0, 0, time.Local) }, true, true},
+		{"UTC date", func(m *NoteMeta) { m.Date = time.Date(2024, 3, 5, 10, 30, 0, 0, time.UTC) }, true, true},
+		{"no lens", func(m *NoteMeta) { m.lens, m.hasLens = [numLenFields]int32{}, false }, true, true},
+		{"no lists", func(m *NoteMeta) { m.Aliases, m.Tags = nil, nil }, true, true},
+		{"title of the file name", func(m *NoteMeta) { m.Title = "Note" }, true, true},
+		{"file name in another case", func(m *NoteMeta) { m.Title = "note" }, true, false},
+		{"title of a .MD file", func(m *NoteMeta) { m.Path, m.Title = "x/Y z.MD", "Y z" }, true, true},
+		{"title of a path without .md", func(m *NoteMeta) { m.Path, m.Title = "x/Y z.txt", "Y z" }, true, false},
+		{"no title", func(m *NoteMeta) { m.Title = "" }, true, false},
+		{"no title, no name", func(m *NoteMeta) { m.Path, m.Title = "x/.md", "" }, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := base
@@ -37,6 +44,9 @@ func TestNoteRecRoundTrip(t *testing.T) {
 			r := recOf(&m)
 			if r.hashHex != tt.packed {
 				t.Errorf("hash %q held packed %v, want %v", m.Hash, r.hashHex, tt.packed)
+			}
+			if r.named != tt.named || (r.named && r.title != "") {
+				t.Errorf("title %q of %s held as %q, named %v; want named %v", m.Title, m.Path, r.title, r.named, tt.named)
 			}
 			if tt.packed && len(r.hash) != 32 {
 				t.Errorf("a hex hash held in %d bytes, want 32", len(r.hash))

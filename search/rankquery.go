@@ -257,7 +257,7 @@ func addTitleWords(vocab map[string]int, m *noteRec, d int) {
 		return
 	}
 	seen := map[string]bool{}
-	for _, s := range append([]string{m.Title}, m.Aliases...) {
+	for _, s := range append([]string{m.Title()}, m.Aliases...) {
 		for _, w := range titleWords(s) {
 			if !seen[w] {
 				seen[w] = true
@@ -271,7 +271,7 @@ func addTitleWords(vocab map[string]int, m *noteRec, d int) {
 
 func (ix *Index) noteTitleKeys(m *noteRec) []string {
 	var keys []string
-	for _, s := range append([]string{m.Title}, m.Aliases...) {
+	for _, s := range append([]string{m.Title()}, m.Aliases...) {
 		if k := titleKey(ix.textAn, s); k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}

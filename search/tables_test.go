@@ -23,7 +23,7 @@ func TestBuildTableWhileNotesChange(t *testing.T) {
 				builds++
 				table = map[string]string{}
 				for p, m := range notes {
-					table[p] = m.Title
+					table[p] = m.Title()
 				}
 				if builds > 1 {
 					return
@@ -42,12 +42,12 @@ func TestBuildTableWhileNotesChange(t *testing.T) {
 					delete(table, old.Path)
 				}
 				if m != nil {
-					table[m.Path] = m.Title
+					table[m.Path] = m.Title()
 				}
 			}, func() bool { return false }, func() {})
 			want := map[string]string{}
 			for p, m := range ix.meta {
-				want[p] = m.Title
+				want[p] = m.Title()
 			}
 			if !maps.Equal(table, want) {
 				t.Errorf("table %v, want %v", table, want)
