@@ -311,65 +311,6 @@ func (in *inbound) hashOrZero() uint64 {
 	return in.hash
 }
 
-// keyIndex maps vault.NoteKey to the notes with that key. Nearly every
-// key is one note's: those are kept in a map of strings, and only the keys
-// several notes share in a map of lists (a list a key was 40 bytes a note
-// more at 100,000 notes, and an object more for the collector).
-type keyIndex struct {
-	one  map[string]string
-	many map[string][]string
-}
-
-// newKeyIndex indexes paths by key, the notes of a key in the order of
-// paths.
-func newKeyIndex(paths []string) *keyIndex {
-	k := &keyIndex{one: make(map[string]string, len(paths)), many: map[string][]string{}}
-	for _, p := range paths {
-		key := vault.NoteKey(p)
-		if ps, ok := k.many[key]; ok {
-			k.many[key] = append(ps, p)
-		} else if q, ok := k.one[key]; ok {
-			k.many[key] = []string{q, p}
-			delete(k.one, key)
-		} else {
-			k.one[key] = p
-		}
-	}
-	return k
-}
-
-// get returns the notes of key (a new slice for a key of one note).
-func (k *keyIndex) get(key string) []string {
-	if p, ok := k.one[key]; ok {
-		return []string{p}
-	}
-	return k.many[key]
-}
-
-// set makes ps the notes of key. Lists are replaced, never changed in
-// place, so a list handed out earlier stays as it was.
-func (k *keyIndex) set(key string, ps []string) {
-	delete(k.one, key)
-	delete(k.many, key)
-	switch len(ps) {
-	case 0:
-	case 1:
-		k.one[key] = ps[0]
-	default:
-		k.many[key] = ps
-	}
-}
-
-// resolve returns the note lc (found in src) points to.
-func (k *keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
-	key := vault.LinkKey(lc.Target)
-	if p, ok := k.one[key]; ok {
-		one := [1]string{p}
-		return vault.ResolveLink(lc, src, one[:])
-	}
-	return vault.ResolveLink(lc, src, k.many[key])
-}
-
 // keyView is a key index with some keys' notes replaced: the notes by name
 // after a change, without copying the whole index.
 type keyView struct {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -472,5 +474,75 @@ func TestKeyIndexOneAndMany(t *testing.T) {
 	check("sync")
 	if len(k.one) != 0 || len(k.many) != 1 {
 		t.Errorf("one %v, many %v after the changes: want only page preview's list", k.one, k.many)
+	}
+}
+
+// TestKeyIndexCollision checks that notes filed under the hash of another
+// key (a collision) are not taken for that key's notes, and stay filed
+// when that key's notes change.
+func TestKeyIndexCollision(t *testing.T) {
+	k := newKeyIndex([]string{"a/Sync.md", "Page preview.md"})
+	collide := func(key, p string) {
+		h := maphash.String(k.seed, key)
+		if q, ok := k.one[h]; ok {
+			k.many[h] = []string{q, p}
+			delete(k.one, h)
+		} else if ps, ok := k.many[h]; ok {
+			k.many[h] = append(ps, p)
+		} else {
+			k.one[h] = p
+		}
+	}
+	collide("sync", "z/Other.md")
+	collide("nothing", "z/Stray.md")
+	if got := k.get("sync"); !slices.Equal(got, []string{"a/Sync.md"}) {
+		t.Errorf("sync: %v, want a/Sync.md alone", got)
+	}
+	if got := k.get("nothing"); len(got) != 0 {
+		t.Errorf("nothing: %v, want none", got)
+	}
+	if p, ok := k.resolve(vault.LinkContext{Target: "nothing"}, "x.md"); ok {
+		t.Errorf("[[nothing]] resolves to %q", p)
+	}
+	if p, ok := k.resolve(vault.LinkContext{Target: "Sync"}, "x.md"); !ok || p != "a/Sync.md" {
+		t.Errorf("[[Sync]] resolves to %q, %v", p, ok)
+	}
+	keysChanged(k, nil, &noteRec{Path: "b/Sync.md"})
+	if got := k.get("sync"); !slices.Equal(got, []string{"a/Sync.md", "b/Sync.md"}) {
+		t.Errorf("sync after b/Sync.md came: %v", got)
+	}
+	keysChanged(k, &noteRec{Path: "a/Sync.md"}, nil)
+	keysChanged(k, &noteRec{Path: "b/Sync.md"}, nil)
+	if got := k.get("sync"); len(got) != 0 {
+		t.Errorf("sync after both went: %v", got)
+	}
+	if got := k.one[maphash.String(k.seed, "sync")]; got != "z/Other.md" {
+		t.Errorf("the note of the other key under sync's hash: %q, want z/Other.md kept", got)
+	}
+}
+
+// TestKeyIndexSize bounds what the notes by name keep a note: a hash and a
+// path shared with the notes' metadata. Keeping each note's key as a
+// string costs about twice the bound.
+func TestKeyIndexSize(t *testing.T) {
+	const n = 50000
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = fmt.Sprintf("Folder %d/Some Note Name %d.md", i%50, i)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	k := newKeyIndex(ps)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(ps)
+	perNote := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+	t.Logf("%.1f bytes a note", perNote)
+	if perNote > 44 {
+		t.Errorf("the notes by name keep %.1f bytes a note, want at most 44", perNote)
+	}
+	if got := k.get("some note name 7"); !slices.Equal(got, []string{"Folder 7/Some Note Name 7.md"}) {
+		t.Errorf("some note name 7: %v", got)
 	}
 }
