@@ -2,8 +2,8 @@ package search
 
 import (
 	"encoding/hex"
-	"strings"
 	"time"
+	"unsafe"
 )
 
 // noteRec is a note's metadata as the index keeps it in memory, one for
@@ -47,23 +47,17 @@ func recOf(m *NoteMeta) *noteRec {
 		r.date = m.Date.UnixMilli()
 		r.dateUTC = m.Date.Location() == time.UTC
 	}
-	r.hash, r.hashHex = packHash(m.Hash)
+	if packed, ok := hexHash(m.Hash); ok {
+		r.hash, r.hashHex = string(packed[:]), true
+	} else {
+		r.hash = m.Hash
+	}
 	if m.Title == baseTitle(m.Path) {
 		r.named = true
 	} else {
 		r.title = m.Title
 	}
 	return r
-}
-
-// baseTitle is the file name of the note at p without ".md": the title of
-// a note that names none of its own.
-func baseTitle(p string) string {
-	base := p[strings.LastIndexByte(p, '/')+1:]
-	if len(base) >= 3 && strings.EqualFold(base[len(base)-3:], ".md") {
-		base = base[:len(base)-3]
-	}
-	return base
 }
 
 // Title returns the note's title.
@@ -74,17 +68,70 @@ func (r *noteRec) Title() string {
 	return r.title
 }
 
-// packHash returns the bytes of a hash of lower-case hex digits (as
-// vault.Hash writes it), or h itself when it is not one.
-func packHash(h string) (string, bool) {
-	if len(h) != 64 {
-		return h, false
-	}
+// hexHash returns the bytes of a hash of 64 lower-case hex digits (as
+// vault.Hash writes it); false when h is not one.
+func hexHash[S ~string | ~[]byte](h S) ([32]byte, bool) {
 	var b [32]byte
-	if _, err := hex.Decode(b[:], []byte(h)); err != nil || hex.EncodeToString(b[:]) != h {
-		return h, false
+	if len(h) != 64 {
+		return b, false
 	}
-	return string(b[:]), true
+	for i := range b {
+		hi, ok1 := hexDigit(h[2*i])
+		lo, ok2 := hexDigit(h[2*i+1])
+		if !ok1 || !ok2 {
+			return b, false
+		}
+		b[i] = hi<<4 | lo
+	}
+	return b, true
+}
+
+// hexDigit returns the value of a lower-case hex digit.
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// baseTitle is the file name of the note at p without ".md": the title of
+// a note that names none of its own.
+func baseTitle[S ~string | ~[]byte](p S) S {
+	i := len(p) - 1
+	for i >= 0 && p[i] != '/' {
+		i--
+	}
+	base := p[i+1:]
+	if n := len(base); n >= 3 && base[n-3] == '.' && base[n-2]|0x20 == 'm' && base[n-1]|0x20 == 'd' {
+		base = base[:n-3]
+	}
+	return base
+}
+
+// strArena copies strings into blocks of memory shared by many, the
+// strings of the notes loaded from the store: one allocation for about a
+// thousand paths instead of one each, and no page left part empty by the
+// short-lived objects of the load between them. A block is never written
+// where a string was handed out, so the strings stay as they were; a
+// block is freed when none of its strings is held. A nil arena copies
+// each string on its own.
+type strArena struct{ block []byte }
+
+const arenaBlock = 64 << 10
+
+func (a *strArena) str(b []byte) string {
+	if a == nil || len(b) == 0 || len(b) > arenaBlock/8 {
+		return string(b)
+	}
+	if len(b) > cap(a.block)-len(a.block) {
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	start := len(a.block)
+	a.block = append(a.block, b...)
+	return unsafe.String(&a.block[start], len(b))
 }
 
 // Hash returns the note's content hash as NoteMeta.Hash holds it.

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"bytes"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -88,5 +90,65 @@ func TestNoteRecRoundTrip(t *testing.T) {
 func TestNoteRecSize(t *testing.T) {
 	if n := unsafe.Sizeof(noteRec{}); n > 176 {
 		t.Errorf("noteRec is %d bytes, want at most 176", n)
+	}
+}
+
+// TestDecodeNoteRecAllocations checks that the load of a record allocates
+// only what is kept: the record itself (the arena's blocks are shared by
+// thousands of records), not a title that is the file's name, the hex
+// digits of the hash or a NoteMeta.
+func TestDecodeNoteRecAllocations(t *testing.T) {
+	m := &NoteMeta{Path: "folder/Some note.md", Title: "Some note", Tags: []string{"a", "b/c"},
+		MTime: time.Unix(1700000000, 5), Size: 1234, Hash: vault.Hash([]byte("x")), hasLens: true, inHash: 3, outHash: 4}
+	b := appendNoteRecord(nil, m)
+	in, arena := newTagInterner(), &strArena{}
+	var got *noteRec
+	allocs := testing.AllocsPerRun(1000, func() {
+		var err error
+		if got, err = decodeNoteRec(m.Path, b, in, arena); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 1.05 {
+		t.Errorf("%.2f allocations a record, want 1 (the record)", allocs)
+	}
+	if !sameMeta(got.meta(), *m) {
+		t.Errorf("decoded %+v, want %+v", got.meta(), *m)
+	}
+}
+
+// TestStrArena checks that the arena's strings keep their bytes when the
+// bytes they were copied from change and more strings follow, and that
+// strings of one block share it.
+func TestStrArena(t *testing.T) {
+	a := &strArena{}
+	src := []byte("folder/Note one.md")
+	one := a.str(src)
+	copy(src, "XXXXXX")
+	var more []string
+	for i := range 5000 { // past a block
+		more = append(more, a.str([]byte(fmt.Sprintf("path %d.md", i))))
+	}
+	if one != "folder/Note one.md" {
+		t.Errorf("first string %q", one)
+	}
+	for i, s := range more {
+		if want := fmt.Sprintf("path %d.md", i); s != want {
+			t.Fatalf("string %d %q, want %q", i, s, want)
+		}
+	}
+	if unsafe.StringData(more[1]) != (*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(more[0])), len(more[0]))) {
+		t.Error("two strings of one block are not side by side")
+	}
+	if s := a.str(nil); s != "" {
+		t.Errorf("empty: %q", s)
+	}
+	long := bytes.Repeat([]byte("x"), arenaBlock)
+	if s := a.str(long); s != string(long) {
+		t.Error("a string longer than a block is not kept")
+	}
+	var nilArena *strArena
+	if s := nilArena.str([]byte("abc")); s != "abc" {
+		t.Errorf("nil arena: %q", s)
 	}
 }

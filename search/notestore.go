@@ -218,13 +218,13 @@ func (s *noteStore) load() (storeState, error) {
 		st.id = string(info.Get(infoIndex))
 		st.interrupted = info.Get(infoWriting) != nil
 		if b := tx.Bucket(bucketNotes); b != nil {
-			tags := newTagInterner()
+			tags, arena := newTagInterner(), &strArena{}
 			err := b.ForEach(func(k, v []byte) error {
-				m, err := decodeNoteRecordTags(string(k), v, tags, false)
+				m, err := decodeNoteRec(arena.str(k), v, tags, arena)
 				if err != nil {
 					return fmt.Errorf("record of %q: %w", k, err)
 				}
-				st.notes = append(st.notes, recOf(m))
+				st.notes = append(st.notes, m)
 				return nil
 			})
 			if err != nil {

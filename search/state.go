@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // A note's record is its metadata (NoteMeta) in a compact binary form: the
@@ -237,9 +236,20 @@ func recordLinkKeys(b []byte) ([]byte, error) {
 }
 
 // decodeNoteRecord decodes the record of the note at path (the whole of
-// b). The strings are copied: b may be memory the store maps.
+// b), link keys included. The strings are copied: b may be memory the
+// store maps.
 func decodeNoteRecord(path string, b []byte) (*NoteMeta, error) {
-	return decodeNoteRecordTags(path, b, nil, true)
+	rec, err := decodeNoteRec(path, b, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	m := rec.meta()
+	keys, err := recordLinkKeys(b)
+	if err != nil {
+		return nil, err
+	}
+	m.keys = linkKeys(keys)
+	return &m, nil
 }
 
 // tagInterner holds one copy of each tag, and of each list of tags, read
@@ -279,18 +289,32 @@ func (r *stateReader) tagList(in *tagInterner) []string {
 	return l
 }
 
-// decodeNoteRecordTags is decodeNoteRecord with the tags interned in in
-// (nil: copied for this note alone), and the link keys read only withKeys
-// (else checked and left out).
-func decodeNoteRecordTags(path string, b []byte, in *tagInterner, withKeys bool) (*NoteMeta, error) {
+// decodeNoteRec decodes the record of the note at path (the whole of b)
+// into the record the index keeps in memory, without its link keys (they
+// are checked and left). Tags are interned in in and the strings kept
+// copied into arena, each when not nil. Nothing is allocated that is not
+// kept (a title that is the file's name, the hash's hex digits, a
+// NoteMeta): at 100,000 notes such short-lived objects left the objects
+// kept beside them in pages a third full.
+func decodeNoteRec(path string, b []byte, in *tagInterner, arena *strArena) (*noteRec, error) {
 	r := &stateReader{b: b}
-	m := &NoteMeta{Path: path, Title: r.str(), Aliases: r.strs(), Tags: r.tagList(in)}
-	m.MTime = time.Unix(0, r.varint())
-	if d := r.varint(); d != 0 {
-		m.Date = time.UnixMilli(d)
+	m := &noteRec{Path: path}
+	if title := r.raw(); string(title) == baseTitle(path) {
+		m.named = true
+	} else {
+		m.title = arena.str(title)
 	}
+	m.Aliases = r.strs()
+	m.Tags = r.tagList(in)
+	m.mtime = r.varint()
+	m.date = r.varint()
 	m.Size = r.varint()
-	m.Hash = r.str()
+	hash := r.raw()
+	if packed, ok := hexHash(hash); ok {
+		m.hash, m.hashHex = arena.str(packed[:]), true
+	} else {
+		m.hash = arena.str(hash)
+	}
 	if nl := r.uvarint(); nl > 0 {
 		if nl != uint64(numLenFields) {
 			return nil, fmt.Errorf("%d field lengths, want %d", nl, numLenFields)
@@ -301,11 +325,7 @@ func decodeNoteRecordTags(path string, b []byte, in *tagInterner, withKeys bool)
 		m.hasLens = true
 	}
 	m.inHash, m.outHash = r.u64(), r.u64()
-	if withKeys {
-		m.keys = r.linkKeys()
-	} else {
-		r.rawLinkKeys()
-	}
+	r.rawLinkKeys()
 	if r.err == nil && len(r.b) > 0 {
 		r.err = errors.New("trailing bytes")
 	}

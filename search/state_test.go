@@ -28,13 +28,15 @@ func TestNoteRecordRoundTrip(t *testing.T) {
 		if keys, err := recordLinkKeys(b); err != nil || linkKeys(keys) != want.keys {
 			t.Errorf("%s: link keys %q (%v), want %q", want.Path, keys, err, want.keys)
 		}
-		noKeys, err := decodeNoteRecordTags(want.Path, b, nil, false)
+		// As the store's load reads it: into the record kept in memory,
+		// its strings in an arena, without link keys.
+		rec, err := decodeNoteRec(want.Path, b, newTagInterner(), &strArena{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		bareWant := *want
 		bareWant.keys = ""
-		if !sameMeta(*noKeys, bareWant) {
+		if noKeys := rec.meta(); !sameMeta(noKeys, bareWant) {
 			t.Errorf("%s without keys = %+v, want %+v", want.Path, noKeys, bareWant)
 		}
 		// A damaged record is an error, never a panic.
@@ -42,10 +44,10 @@ func TestNoteRecordRoundTrip(t *testing.T) {
 			if _, err := decodeNoteRecord(want.Path, b[:i]); err == nil {
 				t.Errorf("%s truncated at %d of %d: no error", want.Path, i, len(b))
 			}
-			if _, err := decodeNoteRecordTags(want.Path, b[:i], nil, false); err == nil {
+			if _, err := decodeNoteRec(want.Path, b[:i], nil, nil); err == nil {
 				t.Errorf("%s truncated at %d of %d, read without keys: no error", want.Path, i, len(b))
 			}
-			if _, err := decodeNoteRecordTags(want.Path, b[:i], newTagInterner(), true); err == nil {
+			if _, err := decodeNoteRec(want.Path, b[:i], newTagInterner(), &strArena{}); err == nil {
 				t.Errorf("%s truncated at %d of %d, its tags interned: no error", want.Path, i, len(b))
 			}
 			if _, err := recordLinkKeys(b[:i]); err == nil {
