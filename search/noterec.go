@@ -122,7 +122,11 @@ type strArena struct{ block []byte }
 
 const arenaBlock = 64 << 10
 
-func (a *strArena) str(b []byte) string {
+// str returns a copy of b in the arena.
+func (a *strArena) str(b []byte) string { return arenaCopy(a, b) }
+
+// arenaCopy returns a copy of b in the arena a (of its own when a is nil).
+func arenaCopy[S ~string | ~[]byte](a *strArena, b S) string {
 	if a == nil || len(b) == 0 || len(b) > arenaBlock/8 {
 		return string(b)
 	}

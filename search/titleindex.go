@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"hash/maphash"
 	"slices"
 )
@@ -32,6 +33,52 @@ func (t *titleIndex) hashes(keys []string) []uint64 {
 		}
 	}
 	return hs
+}
+
+// titleEntry is a key's hash and a note having the key.
+type titleEntry struct {
+	h    uint64
+	path string
+}
+
+// fill puts entries, the keys of every note (hashed by hashes, each note's
+// once), into an empty index: the maps sized for them and the lists of the
+// hashes several notes share cut from one array (each with its capacity
+// its length, so an add copies it).
+func (t *titleIndex) fill(entries []titleEntry) {
+	slices.SortFunc(entries, func(a, b titleEntry) int { return cmp.Compare(a.h, b.h) })
+	ones, shared := 0, 0
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && entries[j].h == entries[i].h {
+			j++
+		}
+		if j-i == 1 {
+			ones++
+		} else {
+			shared += j - i
+		}
+		i = j
+	}
+	t.one = make(map[uint64]string, ones)
+	t.many = make(map[uint64][]string)
+	all := make([]string, 0, shared)
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && entries[j].h == entries[i].h {
+			j++
+		}
+		if j-i == 1 {
+			t.one[entries[i].h] = entries[i].path
+		} else {
+			start := len(all)
+			for _, e := range entries[i:j] {
+				all = append(all, e.path)
+			}
+			t.many[entries[i].h] = all[start:len(all):len(all)]
+		}
+		i = j
+	}
 }
 
 // add records that the note at path has the keys.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"unsafe"
 )
 
 func TestTitleIndexAddRemove(t *testing.T) {
@@ -102,5 +103,78 @@ func TestExactTitlesCheckKeys(t *testing.T) {
 	ix.mu.Unlock()
 	if got := ix.exactTitles(key); !slices.Equal(got, []string{"Kafka outbox.md"}) {
 		t.Errorf("exact titles of %q with Other.md hashing alike: %v, want Kafka outbox.md alone", key, got)
+	}
+}
+
+// TestTitleIndexFill checks that an index filled in one go holds what one
+// filled note by note does, and that its shared lists cannot be appended
+// to in place (they are cut from one array).
+func TestTitleIndexFill(t *testing.T) {
+	notes := map[string][]string{
+		"a.md": {"alpha", "mutex"},
+		"b.md": {"beta", "mutex"},
+		"c.md": {"gamma", "mutex"},
+		"d.md": {"delta", "shared name"},
+		"e.md": {"shared name"},
+	}
+	one, filled := newTitleIndex(0), newTitleIndex(0)
+	filled.seed = one.seed
+	var entries []titleEntry
+	for p, keys := range notes {
+		one.add(keys, p)
+		for _, h := range filled.hashes(keys) {
+			entries = append(entries, titleEntry{h, p})
+		}
+	}
+	filled.fill(entries)
+	for _, key := range []string{"alpha", "beta", "gamma", "delta", "mutex", "shared name", "nothing"} {
+		a, b := one.candidates(key), filled.candidates(key)
+		sort.Strings(a)
+		sort.Strings(b)
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: filled %v, added one by one %v", key, b, a)
+		}
+	}
+	if len(filled.one) != 4 || len(filled.many) != 2 {
+		t.Errorf("one %v, many %v: want 4 keys of one note, 2 shared", filled.one, filled.many)
+	}
+	for h, ps := range filled.many {
+		if cap(ps) != len(ps) {
+			t.Errorf("list %v of %x has room to grow in place (cap %d)", ps, h, cap(ps))
+		}
+	}
+	mutex := filled.candidates("mutex")
+	filled.add([]string{"mutex"}, "f.md")
+	if got := filled.candidates("shared name"); len(got) != 2 {
+		t.Errorf("adding to mutex changed shared name: %v", got)
+	}
+	if got := filled.candidates("mutex"); len(got) != 4 || len(mutex) != 3 {
+		t.Errorf("mutex after an add: %v (before: %v)", got, mutex)
+	}
+}
+
+// TestTitleWordsShareBlocks checks that the words of a title table built
+// in one go are copied into shared blocks, not allocated one by one.
+func TestTitleWordsShareBlocks(t *testing.T) {
+	ix := openIndex(t, writeVault(t, map[string]string{
+		"Alpha beta.md": "x", "Gamma delta.md": "y", "Epsilon.md": "z",
+	}), "")
+	ix.buildTitles()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var lo, hi uintptr
+	n := 0
+	for w := range ix.titleVocab {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(w)))
+		if n == 0 || p < lo {
+			lo = p
+		}
+		if n == 0 || p+uintptr(len(w)) > hi {
+			hi = p + uintptr(len(w))
+		}
+		n++
+	}
+	if n != 5 || hi-lo > 64 {
+		t.Errorf("%d words spread over %d bytes, want 5 side by side", n, hi-lo)
 	}
 }
