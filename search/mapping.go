@@ -140,9 +140,9 @@ func (foldTokenFilter) Filter(input analysis.TokenStream) analysis.TokenStream {
 	return input
 }
 
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
+func isASCII[S ~string | ~[]byte](b S) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
 			return false
 		}
 	}

@@ -156,7 +156,7 @@ func (ix *Index) matchPrefix(prefix string) []string {
 	t := ix.pathTables()
 	var out []string
 	for i, p := range t.paths {
-		if strings.HasPrefix(t.lowerOf(i), prefix) {
+		if t.hasPrefix(i, prefix) {
 			out = append(out, p)
 		}
 	}
@@ -170,12 +170,11 @@ func (ix *Index) matchFiles(name string) []string {
 	glob := strings.ContainsAny(name, "*?")
 	var out []string
 	for i, p := range t.paths {
-		k := t.fileKey(i)
 		var ok bool
 		if glob {
-			ok, _ = path.Match(name, k)
+			ok, _ = path.Match(name, t.fileKey(i))
 		} else {
-			ok = strings.Contains(k, name)
+			ok = t.fileKeyHas(i, name)
 		}
 		if ok {
 			out = append(out, p)

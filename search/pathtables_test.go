@@ -43,27 +43,62 @@ func TestPathTablesShareFileKeys(t *testing.T) {
 		return p >= whole && p+uintptr(len(s)) <= whole+uintptr(len(tb.lower))
 	}
 	for i, p := range tb.paths {
-		key, lower := tb.fileKey(i), tb.lowerOf(i)
-		if key != fileKey(p) || lower != strings.ToLower(p) {
-			t.Errorf("%s: file key %q, lower %q", p, key, lower)
+		l, folded := tb.folded(i)
+		if folded != !isASCII(p) {
+			t.Errorf("%s: held lower-cased %v", p, folded)
 		}
-		if !within(lower) || !within(key) {
-			t.Errorf("%s: the lower-cased path %q or file key %q is a copy, not a part of the table's string", p, lower, key)
+		if folded && (!within(l) || !within(tb.fileKey(i))) {
+			t.Errorf("%s: the lower-cased path %q or file key %q is a copy, not a part of the table's string", p, l, tb.fileKey(i))
+		}
+	}
+}
+
+// TestPathTableAsLowerCased checks that what the path table tells of each
+// path is what its lower-cased form and file key (strings.ToLower,
+// fileKey) tell, for paths of ASCII characters, held as they are, and
+// beyond, held lower-cased.
+func TestPathTableAsLowerCased(t *testing.T) {
+	ps := []string{"A/B/Note.MD", "x/ÉTÉ.md", "K\u212Aelvin.Md", "dir/.md", "a/b/", "İstanbul.md", "bad\xff.md",
+		"notes.txt", "a.md/b", "Σίσυφος.md", "tail.mD", "Daily/2024-01-05.md", "daily/2024-01-05.md", "Projects/Road Map.md",
+		"projects/road map.md", "Sub/Beta Note.md", "x.md", ".md", "MD", "Notes/ABC.md"}
+	tb := newPathTable(slices.Clone(ps))
+	probes := []string{"", "a", "a/b", "a/b/note", "a/b/note.md", "x/été", "kelvin", "\u212a", "dir", "daily/",
+		"daily/2024-01-05.md", "projects/road", "sub/beta note.md", "notes/abc.md", "note", "road map", "2024", "abc",
+		"istanbul", "i̇stanbul", "σίσυφος", "bad", "tail", "md", ".md", "x", "zzz"}
+	for i, p := range tb.paths {
+		lower, key := strings.ToLower(p), fileKey(p)
+		if got := tb.lowerOf(i); got != lower {
+			t.Errorf("%q lower-cased: %q, want %q", p, got, lower)
+		}
+		if got := tb.fileKey(i); got != key {
+			t.Errorf("%q file key: %q, want %q", p, got, key)
+		}
+		for _, q := range probes {
+			if got, want := tb.hasPrefix(i, q), strings.HasPrefix(lower, q); got != want {
+				t.Errorf("%q has prefix %q: %v, want %v", p, q, got, want)
+			}
+			if got, want := tb.lowerIs(i, q), lower == q; got != want {
+				t.Errorf("%q lower-cased is %q: %v, want %v", p, q, got, want)
+			}
+			if got, want := tb.fileKeyIs(i, q), key == q; got != want {
+				t.Errorf("%q file key is %q: %v, want %v", p, q, got, want)
+			}
+			if got, want := tb.fileKeyHas(i, q), strings.Contains(key, q); got != want {
+				t.Errorf("%q file key has %q: %v, want %v", p, q, got, want)
+			}
 		}
 	}
 }
 
 // TestPathTableSize bounds what the path table keeps beyond the paths
-// themselves: each path's lower-cased bytes and 4 bytes, besides the
-// slice of paths. A string of each form, or a slice of file keys, costs
-// 16 bytes a note more at least.
+// themselves, for paths of ASCII characters: 4 bytes a note. A
+// lower-cased copy of each, or a string or slice entry a note for each
+// form, costs 16 bytes a note more at least.
 func TestPathTableSize(t *testing.T) {
 	const n = 20000
 	ps := make([]string, n)
-	bytes := 0
 	for i := range ps {
 		ps[i] = fmt.Sprintf("Folder %d/Some Note Name %d.md", i%50, i)
-		bytes += len(ps[i])
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -72,10 +107,10 @@ func TestPathTableSize(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(ps)
-	extra := (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(bytes)) / n
-	t.Logf("%.1f bytes a note besides the lower-cased path", extra)
-	if extra > 8 {
-		t.Errorf("the path table keeps %.1f bytes a note besides the lower-cased path, want at most 8", extra)
+	perNote := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+	t.Logf("%.1f bytes a note", perNote)
+	if perNote > 6 {
+		t.Errorf("the path table keeps %.1f bytes a note besides the paths, want at most 6", perNote)
 	}
 	if tb.lowerOf(n-1) != strings.ToLower(tb.paths[n-1]) {
 		t.Errorf("last path %q lower-cased as %q", tb.paths[n-1], tb.lowerOf(n-1))

@@ -224,11 +224,11 @@ func (ix *Index) DailyNotes(from, to time.Time) (vault.DailyNotes, []DailyNote) 
 		want, name := strings.ToLower(dn.Path), fileKey(dn.Path)
 		found, named := -1, -1
 		for k := range t.paths {
-			if t.lowerOf(k) == want {
+			if t.lowerIs(k, want) {
 				found = k
 				break
 			}
-			if t.fileKey(k) == name {
+			if t.fileKeyIs(k, name) {
 				if named == -1 {
 					named = k
 				} else {
