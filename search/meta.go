@@ -190,7 +190,7 @@ func (ix *Index) Tags() []TagCount {
 	ix.mu.RLock()
 	counts := make(map[string]int)
 	for _, m := range ix.meta {
-		for _, t := range tagAncestors(m.Tags) {
+		for _, t := range tagAncestors(m.Tags()) {
 			counts[t]++
 		}
 	}

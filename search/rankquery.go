@@ -269,7 +269,7 @@ func addTitleWords(vocab map[string]int, m *noteRec, d int, words *strArena) {
 		return
 	}
 	seen := map[string]bool{}
-	for _, s := range append([]string{m.Title()}, m.Aliases...) {
+	for _, s := range append([]string{m.Title()}, m.Aliases()...) {
 		for _, w := range titleWords(s) {
 			if !seen[w] {
 				seen[w] = true
@@ -289,7 +289,7 @@ func addTitleWords(vocab map[string]int, m *noteRec, d int, words *strArena) {
 
 func (ix *Index) noteTitleKeys(m *noteRec) []string {
 	var keys []string
-	for _, s := range append([]string{m.Title()}, m.Aliases...) {
+	for _, s := range append([]string{m.Title()}, m.Aliases()...) {
 		if k := titleKey(ix.textAn, s); k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // A note's record is its metadata (NoteMeta) in a compact binary form: the
@@ -257,12 +258,29 @@ func decodeNoteRecord(path string, b []byte) (*NoteMeta, error) {
 // carrying them, and notes share their lists (at 100,000 generated notes,
 // 36,000 lists for 98,500 notes with tags).
 type tagInterner struct {
-	tags  map[string]string
-	lists map[string][]string // by the list's bytes in the record
+	tags     map[string]string
+	lists    map[string][]string // by the list's bytes in the record
+	recLists map[*string]*noteLists
 }
 
 func newTagInterner() *tagInterner {
-	return &tagInterner{tags: map[string]string{}, lists: map[string][]string{}}
+	return &tagInterner{tags: map[string]string{}, lists: map[string][]string{}, recLists: map[*string]*noteLists{}}
+}
+
+// listsOf is the package's listsOf, the lists of the notes with tags alone
+// (no aliases, a hash of hex digits) shared when in is not nil: a list of
+// tags interned by tagList is one slice, so its first element tells it.
+func (in *tagInterner) listsOf(aliases, tags []string, oddHash string) *noteLists {
+	if in == nil || aliases != nil || oddHash != "" || len(tags) == 0 {
+		return listsOf(aliases, tags, oddHash)
+	}
+	key := unsafe.SliceData(tags)
+	l, ok := in.recLists[key]
+	if !ok {
+		l = listsOf(nil, tags, "")
+		in.recLists[key] = l
+	}
+	return l
 }
 
 // tagList reads a list of tags, interned in in when not nil. A shared
@@ -304,17 +322,20 @@ func decodeNoteRec(path string, b []byte, in *tagInterner, arena *strArena) (*no
 	} else {
 		m.title = arena.str(title)
 	}
-	m.Aliases = r.strs()
-	m.Tags = r.tagList(in)
+	aliases := r.strs()
+	tags := r.tagList(in)
 	m.mtime = r.varint()
 	m.date = r.varint()
 	m.Size = r.varint()
-	hash := r.raw()
-	if packed, ok := hexHash(hash); ok {
-		m.hash, m.hashHex = arena.str(packed[:]), true
-	} else {
-		m.hash = arena.str(hash)
+	var odd string
+	if hash := r.raw(); r.err == nil {
+		if packed, ok := hexHash(hash); ok {
+			m.hash, m.hashHex = packed, true
+		} else {
+			odd = arena.str(hash)
+		}
 	}
+	m.lists = in.listsOf(aliases, tags, odd)
 	if nl := r.uvarint(); nl > 0 {
 		if nl != uint64(numLenFields) {
 			return nil, fmt.Errorf("%d field lengths, want %d", nl, numLenFields)

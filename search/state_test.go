@@ -94,18 +94,21 @@ func TestLoadedTagsShared(t *testing.T) {
 		got[m.Path] = m
 	}
 	for p, want := range recs {
-		if m := got[p]; m == nil || !reflect.DeepEqual(m.Tags, want.Tags) {
+		if m := got[p]; m == nil || !reflect.DeepEqual(m.Tags(), want.Tags) {
 			t.Fatalf("%s: tags %v, want %v", p, m, want.Tags)
 		}
 	}
-	a, b := got["a.md"].Tags, got["b.md"].Tags
+	a, b := got["a.md"].Tags(), got["b.md"].Tags()
 	if unsafe.StringData(a[0]) != unsafe.StringData(b[1]) || unsafe.StringData(a[1]) != unsafe.StringData(b[0]) {
 		t.Error("the same tag of two notes is held twice")
 	}
-	if d := got["d.md"].Tags; unsafe.SliceData(a) != unsafe.SliceData(d) || cap(d) != len(d) {
+	if d := got["d.md"].Tags(); unsafe.SliceData(a) != unsafe.SliceData(d) || cap(d) != len(d) {
 		t.Errorf("the same list of tags of two notes is held twice, or can be appended to in place (cap %d, len %d)", cap(d), len(d))
 	}
-	if e := got["e.md"].Tags; e != nil {
-		t.Errorf("a note without tags has %q", e)
+	if got["a.md"].lists != got["d.md"].lists || got["a.md"].lists == got["b.md"].lists {
+		t.Error("two notes with the same tags alone do not share their lists, or two with other tags do")
+	}
+	if e := got["e.md"]; e.Tags() != nil || e.lists != nil {
+		t.Errorf("a note without tags has %q (lists %v)", e.Tags(), e.lists)
 	}
 }
