@@ -3,7 +3,6 @@ package search
 import (
 	"encoding/hex"
 	"time"
-	"unsafe"
 )
 
 // noteRec is a note's metadata as the index keeps it in memory, one for
@@ -141,33 +140,6 @@ func baseTitle[S ~string | ~[]byte](p S) S {
 		base = base[:n-3]
 	}
 	return base
-}
-
-// strArena copies strings into blocks of memory shared by many, the
-// strings of the notes loaded from the store: one allocation for about a
-// thousand paths instead of one each, and no page left part empty by the
-// short-lived objects of the load between them. A block is never written
-// where a string was handed out, so the strings stay as they were; a
-// block is freed when none of its strings is held. A nil arena copies
-// each string on its own.
-type strArena struct{ block []byte }
-
-const arenaBlock = 64 << 10
-
-// str returns a copy of b in the arena.
-func (a *strArena) str(b []byte) string { return arenaCopy(a, b) }
-
-// arenaCopy returns a copy of b in the arena a (of its own when a is nil).
-func arenaCopy[S ~string | ~[]byte](a *strArena, b S) string {
-	if a == nil || len(b) == 0 || len(b) > arenaBlock/8 {
-		return string(b)
-	}
-	if len(b) > cap(a.block)-len(a.block) {
-		a.block = make([]byte, 0, arenaBlock)
-	}
-	start := len(a.block)
-	a.block = append(a.block, b...)
-	return unsafe.String(&a.block[start], len(b))
 }
 
 // Hash returns the note's content hash as NoteMeta.Hash holds it.

@@ -1,8 +1,6 @@
 package search
 
 import (
-	"bytes"
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -119,41 +117,5 @@ func TestDecodeNoteRecAllocations(t *testing.T) {
 	}
 	if !sameMeta(got.meta(), *m) {
 		t.Errorf("decoded %+v, want %+v", got.meta(), *m)
-	}
-}
-
-// TestStrArena checks that the arena's strings keep their bytes when the
-// bytes they were copied from change and more strings follow, and that
-// strings of one block share it.
-func TestStrArena(t *testing.T) {
-	a := &strArena{}
-	src := []byte("folder/Note one.md")
-	one := a.str(src)
-	copy(src, "XXXXXX")
-	var more []string
-	for i := range 5000 { // past a block
-		more = append(more, a.str([]byte(fmt.Sprintf("path %d.md", i))))
-	}
-	if one != "folder/Note one.md" {
-		t.Errorf("first string %q", one)
-	}
-	for i, s := range more {
-		if want := fmt.Sprintf("path %d.md", i); s != want {
-			t.Fatalf("string %d %q, want %q", i, s, want)
-		}
-	}
-	if unsafe.StringData(more[1]) != (*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(more[0])), len(more[0]))) {
-		t.Error("two strings of one block are not side by side")
-	}
-	if s := a.str(nil); s != "" {
-		t.Errorf("empty: %q", s)
-	}
-	long := bytes.Repeat([]byte("x"), arenaBlock)
-	if s := a.str(long); s != string(long) {
-		t.Error("a string longer than a block is not kept")
-	}
-	var nilArena *strArena
-	if s := nilArena.str([]byte("abc")); s != "abc" {
-		t.Errorf("nil arena: %q", s)
 	}
 }

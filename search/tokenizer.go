@@ -217,18 +217,27 @@ func (t *tokenWriter) unicodeRun(in []byte, i, j int) {
 
 // stemFilter is bleve's porter stemmer (stemmer_porter) with a bounded
 // memory of the stems it computed: the same few thousand words make up
-// most of any text.
+// most of any text. The words and stems kept are copied into blocks of
+// each shard's (an entry is never removed): kept one by one among the
+// garbage of the text being analysed, each pinned a page of its own size
+// nearly empty, 7 MB of pages for under 1 MB of words after the titles of
+// 100,000 notes were analysed.
 type stemFilter struct {
 	shards [16]stemShard
 }
 
 type stemShard struct {
-	mu sync.RWMutex
-	m  map[string][]byte
+	mu    sync.RWMutex
+	m     map[string][]byte
+	words strArena
 }
 
 // maxStemsPerShard bounds the memory: 16 shards of 4,096 words, a few MB.
 const maxStemsPerShard = 4096
+
+// stemBlock is the size of the blocks a shard keeps its words and stems
+// in: small, as a small vault's shards hold few.
+const stemBlock = 8 << 10
 
 var defaultStems = &stemFilter{}
 
@@ -266,9 +275,10 @@ func (f *stemFilter) stem(w []byte) []byte {
 	sh.mu.Lock()
 	if sh.m == nil {
 		sh.m = make(map[string][]byte)
+		sh.words.size = stemBlock
 	}
-	if len(sh.m) < maxStemsPerShard {
-		sh.m[string(w)] = s
+	if _, ok := sh.m[string(w)]; !ok && len(sh.m) < maxStemsPerShard {
+		sh.m[sh.words.str(w)] = sh.words.bytes(s)
 	}
 	sh.mu.Unlock()
 	return s
