@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -153,4 +154,40 @@ func indexReader(t testing.TB, ix *Index) index.IndexReader {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// benchPaths returns n note paths in 50 folders, as a table of notes would
+// hold them.
+func benchPaths(n int) []string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = fmt.Sprintf("Folder %d/Some Note Name %d.md", i%50, i)
+	}
+	return ps
+}
+
+// checkHeapPerItem fails the test when what build makes keeps more than
+// most bytes of live heap for each of n items; keep is kept alive
+// throughout (what build was given).
+func checkHeapPerItem(t *testing.T, what string, n int, most float64, keep any, build func() any) {
+	t.Helper()
+	per := heapPerItem(n, keep, build)
+	t.Logf("%s: %.1f bytes a note", what, per)
+	if per > most {
+		t.Errorf("%s keeps %.1f bytes a note, want at most %.0f", what, per, most)
+	}
+}
+
+// heapPerItem returns the live heap that what build makes keeps, divided
+// by n; keep is kept alive throughout (what build was given).
+func heapPerItem(n int, keep any, build func() any) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	made := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(made)
+	runtime.KeepAlive(keep)
+	return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(n)
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -526,22 +525,9 @@ func TestKeyIndexCollision(t *testing.T) {
 // string costs about twice the bound.
 func TestKeyIndexSize(t *testing.T) {
 	const n = 50000
-	ps := make([]string, n)
-	for i := range ps {
-		ps[i] = fmt.Sprintf("Folder %d/Some Note Name %d.md", i%50, i)
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	k := newKeyIndex(ps)
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(ps)
-	perNote := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
-	t.Logf("%.1f bytes a note", perNote)
-	if perNote > 44 {
-		t.Errorf("the notes by name keep %.1f bytes a note, want at most 44", perNote)
-	}
+	ps := benchPaths(n)
+	var k *keyIndex
+	checkHeapPerItem(t, "the notes by name", n, 44, ps, func() any { k = newKeyIndex(ps); return k })
 	if got := k.get("some note name 7"); !slices.Equal(got, []string{"Folder 7/Some Note Name 7.md"}) {
 		t.Errorf("some note name 7: %v", got)
 	}

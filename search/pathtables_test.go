@@ -1,9 +1,7 @@
 package search
 
 import (
-	"fmt"
 	"path"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -96,22 +94,9 @@ func TestPathTableAsLowerCased(t *testing.T) {
 // form, costs 16 bytes a note more at least.
 func TestPathTableSize(t *testing.T) {
 	const n = 20000
-	ps := make([]string, n)
-	for i := range ps {
-		ps[i] = fmt.Sprintf("Folder %d/Some Note Name %d.md", i%50, i)
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	tb := newPathTable(ps)
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(ps)
-	perNote := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
-	t.Logf("%.1f bytes a note", perNote)
-	if perNote > 6 {
-		t.Errorf("the path table keeps %.1f bytes a note besides the paths, want at most 6", perNote)
-	}
+	ps := benchPaths(n)
+	var tb *pathTable
+	checkHeapPerItem(t, "the path table, besides the paths", n, 6, ps, func() any { tb = newPathTable(ps); return tb })
 	if tb.lowerOf(n-1) != strings.ToLower(tb.paths[n-1]) {
 		t.Errorf("last path %q lower-cased as %q", tb.paths[n-1], tb.lowerOf(n-1))
 	}

@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"hash/maphash"
-	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -54,27 +53,18 @@ func TestTitleIndexAddRemove(t *testing.T) {
 func TestTitleIndexSize(t *testing.T) {
 	const n = 50000
 	keys := make([]string, n)
-	paths := make([]string, n)
+	paths := benchPaths(n)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("note number %d of the test vault", i)
-		paths[i] = fmt.Sprintf("folder/Note number %d.md", i)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	x := newTitleIndex(n)
-	for i := range keys {
-		x.add(keys[i:i+1], paths[i])
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	perNote := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
-	runtime.KeepAlive(x)
-	runtime.KeepAlive(keys) // counted in before: must not be freed by after
-	t.Logf("%.1f bytes a note", perNote)
-	if perNote > 48 {
-		t.Errorf("the title index keeps %.1f bytes a note, want at most 48", perNote)
-	}
+	var x *titleIndex
+	checkHeapPerItem(t, "the title index", n, 48, [][]string{keys, paths}, func() any {
+		x = newTitleIndex(n)
+		for i := range keys {
+			x.add(keys[i:i+1], paths[i])
+		}
+		return x
+	})
 	if x.len() != n {
 		t.Errorf("%d keys held, want %d", x.len(), n)
 	}
