@@ -58,10 +58,10 @@ func TestPathTablesShareFileKeys(t *testing.T) {
 func TestPathTableAsLowerCased(t *testing.T) {
 	ps := []string{"A/B/Note.MD", "x/ÉTÉ.md", "K\u212Aelvin.Md", "dir/.md", "a/b/", "İstanbul.md", "bad\xff.md",
 		"notes.txt", "a.md/b", "Σίσυφος.md", "tail.mD", "Daily/2024-01-05.md", "daily/2024-01-05.md", "Projects/Road Map.md",
-		"projects/road map.md", "Sub/Beta Note.md", "x.md", ".md", "MD", "Notes/ABC.md"}
+		"projects/road map.md", "Sub/Beta Note.md", "x.md", ".md", "MD", "Notes/Abc Def.md"}
 	tb := newPathTable(slices.Clone(ps))
 	probes := []string{"", "a", "a/b", "a/b/note", "a/b/note.md", "x/été", "kelvin", "\u212a", "dir", "daily/",
-		"daily/2024-01-05.md", "projects/road", "sub/beta note.md", "notes/abc.md", "note", "road map", "2024", "abc",
+		"daily/2024-01-05.md", "projects/road", "sub/beta note.md", "notes/abc def.md", "note", "road map", "2024", "abc",
 		"istanbul", "i̇stanbul", "σίσυφος", "bad", "tail", "md", ".md", "x", "zzz"}
 	for i, p := range tb.paths {
 		lower, key := strings.ToLower(p), fileKey(p)
