@@ -241,6 +241,31 @@ func TestTimedQuestionFallsBackOnNotesOfAnyDate(t *testing.T) {
 	}
 }
 
+// TestTimedQuestionInEveryMode: the search over notes of any date is a
+// step of the policy in every loop; where a typed plan refuses a search
+// its step does not declare (plan-act-reflect), the run still ends with
+// an answer, never with the text of a step.
+func TestTimedQuestionInEveryMode(t *testing.T) {
+	now := time.Date(2026, 3, 18, 15, 0, 0, 0, time.Local)
+	ix := syncedIndex(t, fixture.Vault())
+	for _, mode := range []string{agent.ModeReact, agent.ModeROA, agent.ModePAR, agent.ModeStaged} {
+		t.Run(mode, func(t *testing.T) {
+			a := agentOver(t, ix, func() time.Time { return now })
+			res, err := a.Run(context.Background(), agent.RunRequest{Message: "the boiler lost pressure yesterday, how do I bring the pressure back up",
+				Config: agent.Config{Mode: mode}}, &events{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StopReason != agent.StopFinalAnswer {
+				t.Fatalf("stopped: %s %s", res.StopReason, res.Error)
+			}
+			if strings.Contains(res.Answer, "so I'm searching") || !strings.Contains(res.Answer, "[[") && !strings.Contains(res.Answer, "couldn't find") {
+				t.Errorf("the answer is a step's text, or says nothing of the notes:\n%s", res.Answer)
+			}
+		})
+	}
+}
+
 // TestTimedQuestionFindingNothingAtAnyDate: when notes of any date hold
 // nothing either, the answer says both were searched and does not
 // suggest a wider time range.

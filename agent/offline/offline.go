@@ -366,8 +366,11 @@ func (st *convState) undatedRetry() bool {
 		return false
 	}
 	for _, s := range st.searches {
-		if !s.dated {
-			return false // done already
+		if !s.dated || s.failed {
+			// Done already; or a search was refused, as a typed
+			// plan refuses a tool its step does not declare: the
+			// run answers from what it has.
+			return false
 		}
 	}
 	// The looser retry within the time range comes first, when there is one.
