@@ -127,7 +127,7 @@ type Index struct {
 	memKeys     map[string]linkKeys // link keys of each note of an index in memory (one on disk reads its store's)
 	keyIdx      *keyIndex           // by vault.NoteKey; nil when stale
 	titleIdx    *titleIndex         // by titleKey; nil until first used
-	titleVocab  map[string]int      // words of titles and aliases: notes holding each; with titleIdx
+	titleVocab  *wordCounts         // words of titles and aliases: notes holding each; with titleIdx
 	metaGen     uint64              // counts changes of meta
 	lenSum      [numLenFields]int64 // sum of the known lens of each field
 	lenNotes    int                 // notes whose lens are known

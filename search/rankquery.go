@@ -141,7 +141,7 @@ func (ix *Index) exactTitles(key string) []string {
 // metadata is dropped and done again.
 func (ix *Index) buildTitles() {
 	var idx *titleIndex
-	var vocab map[string]int
+	var vocab *wordCounts
 	ix.buildTable(func(notes map[string]*noteRec) {
 		// The keys are gathered first and the index made of them in one
 		// go, and the words kept copied into blocks of their own: each
@@ -153,7 +153,7 @@ func (ix *Index) buildTitles() {
 		entries := make([]titleEntry, 0, len(notes)+len(notes)/4)
 		// Not sized by the notes: titles share most of their words, and
 		// the map would keep room for ten times the words it holds.
-		vocab = make(map[string]int)
+		vocab = newWordCounts()
 		words := &strArena{}
 		for _, m := range notes {
 			for _, h := range idx.hashes(ix.noteTitleKeys(m)) {
@@ -192,7 +192,7 @@ func (ix *Index) titleFixes(word string) []string {
 	ix.buildTitles()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if ix.titleVocab[word] > 0 {
+	if ix.titleVocab.count(word) > 0 {
 		return nil
 	}
 	first, _ := utf8.DecodeRuneInString(word)
@@ -201,7 +201,7 @@ func (ix *Index) titleFixes(word string) []string {
 		d, c int
 	}
 	var cands []cand
-	for w, c := range ix.titleVocab {
+	for w, c := range ix.titleVocab.all() {
 		r, _ := utf8.DecodeRuneInString(w)
 		if r != first || abs(utf8.RuneCountInString(w)-n) > limit {
 			continue
@@ -250,7 +250,7 @@ func (ix *Index) titleChanged(old, m *noteRec) {
 
 // titlesChanged updates idx and vocab, tables of title keys and words, for
 // a note replaced (old or m may be nil).
-func (ix *Index) titlesChanged(idx *titleIndex, vocab map[string]int, old, m *noteRec) {
+func (ix *Index) titlesChanged(idx *titleIndex, vocab *wordCounts, old, m *noteRec) {
 	if old != nil {
 		idx.remove(ix.noteTitleKeys(old), old.Path)
 	}
@@ -264,7 +264,7 @@ func (ix *Index) titlesChanged(idx *titleIndex, vocab map[string]int, old, m *no
 // addTitleWords counts (d = 1) or uncounts (d = -1) the words of the title
 // and aliases of m in vocab, a word new to it copied into words (when not
 // nil).
-func addTitleWords(vocab map[string]int, m *noteRec, d int, words *strArena) {
+func addTitleWords(vocab *wordCounts, m *noteRec, d int, words *strArena) {
 	if m == nil {
 		return
 	}
@@ -273,15 +273,7 @@ func addTitleWords(vocab map[string]int, m *noteRec, d int, words *strArena) {
 		for _, w := range titleWords(s) {
 			if !seen[w] {
 				seen[w] = true
-				n, ok := vocab[w]
-				if !ok && d > 0 {
-					w = arenaCopy(words, w)
-				}
-				if n += d; n > 0 {
-					vocab[w] = n
-				} else {
-					delete(vocab, w)
-				}
+				vocab.add(w, d, words)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"sort"
 	"testing"
@@ -144,17 +145,18 @@ func TestTitleIndexFill(t *testing.T) {
 }
 
 // TestTitleWordsShareBlocks checks that the words of a title table built
-// in one go are copied into shared blocks, not allocated one by one.
+// in one go are copied into shared blocks, not allocated one by one, and
+// stay there when other notes count them again ("beta", "delta").
 func TestTitleWordsShareBlocks(t *testing.T) {
 	ix := openIndex(t, writeVault(t, map[string]string{
-		"Alpha beta.md": "x", "Gamma delta.md": "y", "Epsilon.md": "z",
+		"Alpha beta.md": "x", "Gamma delta.md": "y", "Epsilon.md": "z", "Beta delta.md": "w",
 	}), "")
 	ix.buildTitles()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var lo, hi uintptr
 	n := 0
-	for w := range ix.titleVocab {
+	for w := range ix.titleVocab.all() {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(w)))
 		if n == 0 || p < lo {
 			lo = p
@@ -166,5 +168,52 @@ func TestTitleWordsShareBlocks(t *testing.T) {
 	}
 	if n != 5 || hi-lo > 64 {
 		t.Errorf("%d words spread over %d bytes, want 5 side by side", n, hi-lo)
+	}
+}
+
+// TestWordCounts checks the counts of title words through adds and
+// removes: a word no note holds is gone, and its place is used again.
+func TestWordCounts(t *testing.T) {
+	type step struct {
+		w string
+		d int
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		want  map[string]int
+	}{
+		{"counted", []step{{"go", 1}, {"go", 1}, {"rust", 1}}, map[string]int{"go": 2, "rust": 1}},
+		{"uncounted", []step{{"go", 1}, {"go", 1}, {"go", -1}}, map[string]int{"go": 1}},
+		{"gone", []step{{"go", 1}, {"go", -1}}, map[string]int{}},
+		{"unknown uncounted", []step{{"go", -1}, {"rust", 1}}, map[string]int{"rust": 1}},
+		{"place reused", []step{{"go", 1}, {"go", -1}, {"rust", 1}, {"zig", 1}, {"rust", 1}}, map[string]int{"rust": 2, "zig": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newWordCounts()
+			words := &strArena{}
+			for _, s := range tc.steps {
+				v.add(s.w, s.d, words)
+			}
+			got := maps.Collect(v.all())
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("all: %v, want %v", got, tc.want)
+			}
+			for w, n := range tc.want {
+				if c := v.count(w); c != n {
+					t.Errorf("count(%q) = %d, want %d", w, c, n)
+				}
+			}
+			if c := v.count("absent"); c != 0 {
+				t.Errorf("count(absent) = %d", c)
+			}
+			if len(v.n) > 2 {
+				t.Errorf("%d places for at most 2 words", len(v.n))
+			}
+		})
+	}
+	var none *wordCounts
+	if none.count("go") != 0 || len(maps.Collect(none.all())) != 0 {
+		t.Error("a nil table holds words")
 	}
 }
