@@ -441,13 +441,13 @@ func TestLinkKeysLeftInStore(t *testing.T) {
 	check(ix, "reopened")
 }
 
-// TestKeyIndexOneAndMany checks that the notes by name keep a name of one
-// note without a list, a name several notes share as a sorted list, and
-// move a name between the two as notes come and go.
-func TestKeyIndexOneAndMany(t *testing.T) {
+// TestKeyIndexChanges checks the notes by name as notes come and go: a
+// name several notes share kept in their order, and the same answers once
+// the changes are folded into the sorted array (compact) as before.
+func TestKeyIndexChanges(t *testing.T) {
 	k := newKeyIndex([]string{"a/Sync.md", "b/Sync.md", "Page preview.md"})
-	if len(k.one) != 1 || len(k.many) != 1 {
-		t.Fatalf("one %v, many %v: want the unique name alone in one", k.one, k.many)
+	if len(k.base) != 3 || len(k.over) != 0 {
+		t.Fatalf("base %v, over %v: want all three in base", k.base, k.over)
 	}
 	check := func(key string, want ...string) {
 		t.Helper()
@@ -469,10 +469,43 @@ func TestKeyIndexOneAndMany(t *testing.T) {
 	check("sync", "b/Sync.md")
 	keysChanged(k, nil, &noteRec{Path: "c/Page preview.md"})
 	check("page preview", "Page preview.md", "c/Page preview.md")
+	keysChanged(k, nil, &noteRec{Path: "New.md"})
+	check("new", "New.md")
 	keysChanged(k, &noteRec{Path: "b/Sync.md"}, nil)
 	check("sync")
-	if len(k.one) != 0 || len(k.many) != 1 {
-		t.Errorf("one %v, many %v after the changes: want only page preview's list", k.one, k.many)
+	for _, compacted := range []bool{false, true} {
+		if compacted {
+			k.compact()
+			if len(k.over) != 0 || len(k.base) != 3 || cap(k.base) != 3 {
+				t.Errorf("after compact: base %v (cap %d), over %v", k.base, cap(k.base), k.over)
+			}
+		}
+		check("sync")
+		check("page preview", "Page preview.md", "c/Page preview.md")
+		check("new", "New.md")
+	}
+}
+
+// TestKeyIndexCompacts checks that the changes are folded into the sorted
+// array as they grow, every name answered as before.
+func TestKeyIndexCompacts(t *testing.T) {
+	ps := benchPaths(1000)
+	k := newKeyIndex(ps[:500])
+	for _, p := range ps[500:] {
+		keysChanged(k, nil, &noteRec{Path: p})
+	}
+	for _, p := range ps[:100] {
+		keysChanged(k, &noteRec{Path: p}, nil)
+	}
+	if len(k.over) > 64+len(k.base)/8 || len(k.base) < 500 {
+		t.Errorf("base %d, over %d: want the changes folded in", len(k.base), len(k.over))
+	}
+	want := newKeyIndex(ps[100:])
+	for _, p := range ps {
+		key := vault.NoteKey(p)
+		if got, w := k.get(key), want.get(key); !slices.Equal(got, w) {
+			t.Errorf("%s: %v, want %v", key, got, w)
+		}
 	}
 }
 
@@ -483,28 +516,26 @@ func TestKeyIndexCollision(t *testing.T) {
 	k := newKeyIndex([]string{"a/Sync.md", "Page preview.md"})
 	collide := func(key, p string) {
 		h := maphash.String(k.seed, key)
-		if q, ok := k.one[h]; ok {
-			k.many[h] = []string{q, p}
-			delete(k.one, h)
-		} else if ps, ok := k.many[h]; ok {
-			k.many[h] = append(ps, p)
-		} else {
-			k.one[h] = p
-		}
+		k.over[h] = append(slices.Clone(k.atHash(h, nil)), p)
 	}
 	collide("sync", "z/Other.md")
 	collide("nothing", "z/Stray.md")
-	if got := k.get("sync"); !slices.Equal(got, []string{"a/Sync.md"}) {
-		t.Errorf("sync: %v, want a/Sync.md alone", got)
-	}
-	if got := k.get("nothing"); len(got) != 0 {
-		t.Errorf("nothing: %v, want none", got)
-	}
-	if p, ok := k.resolve(vault.LinkContext{Target: "nothing"}, "x.md"); ok {
-		t.Errorf("[[nothing]] resolves to %q", p)
-	}
-	if p, ok := k.resolve(vault.LinkContext{Target: "Sync"}, "x.md"); !ok || p != "a/Sync.md" {
-		t.Errorf("[[Sync]] resolves to %q, %v", p, ok)
+	for _, compacted := range []bool{false, true} {
+		if compacted {
+			k.compact()
+		}
+		if got := k.get("sync"); !slices.Equal(got, []string{"a/Sync.md"}) {
+			t.Errorf("sync: %v, want a/Sync.md alone", got)
+		}
+		if got := k.get("nothing"); len(got) != 0 {
+			t.Errorf("nothing: %v, want none", got)
+		}
+		if p, ok := k.resolve(vault.LinkContext{Target: "nothing"}, "x.md"); ok {
+			t.Errorf("[[nothing]] resolves to %q", p)
+		}
+		if p, ok := k.resolve(vault.LinkContext{Target: "Sync"}, "x.md"); !ok || p != "a/Sync.md" {
+			t.Errorf("[[Sync]] resolves to %q, %v", p, ok)
+		}
 	}
 	keysChanged(k, nil, &noteRec{Path: "b/Sync.md"})
 	if got := k.get("sync"); !slices.Equal(got, []string{"a/Sync.md", "b/Sync.md"}) {
@@ -515,8 +546,8 @@ func TestKeyIndexCollision(t *testing.T) {
 	if got := k.get("sync"); len(got) != 0 {
 		t.Errorf("sync after both went: %v", got)
 	}
-	if got := k.one[maphash.String(k.seed, "sync")]; got != "z/Other.md" {
-		t.Errorf("the note of the other key under sync's hash: %q, want z/Other.md kept", got)
+	if got := k.atHash(maphash.String(k.seed, "sync"), nil); !slices.Equal(got, []string{"z/Other.md"}) {
+		t.Errorf("the notes under sync's hash: %q, want z/Other.md kept", got)
 	}
 }
 
@@ -527,7 +558,7 @@ func TestKeyIndexSize(t *testing.T) {
 	const n = 50000
 	ps := benchPaths(n)
 	var k *keyIndex
-	checkHeapPerItem(t, "the notes by name", n, 44, ps, func() any { k = newKeyIndex(ps); return k })
+	checkHeapPerItem(t, "the notes by name", n, 28, ps, func() any { k = newKeyIndex(ps); return k })
 	if got := k.get("some note name 7"); !slices.Equal(got, []string{"Folder 7/Some Note Name 7.md"}) {
 		t.Errorf("some note name 7: %v", got)
 	}
