@@ -516,7 +516,7 @@ func TestKeyIndexCollision(t *testing.T) {
 	k := newKeyIndex([]string{"a/Sync.md", "Page preview.md"})
 	collide := func(key, p string) {
 		h := maphash.String(k.seed, key)
-		k.over[h] = append(slices.Clone(k.atHash(h, nil)), p)
+		k.over[h] = append(slices.Clone(k.at(h, nil)), p)
 	}
 	collide("sync", "z/Other.md")
 	collide("nothing", "z/Stray.md")
@@ -546,7 +546,7 @@ func TestKeyIndexCollision(t *testing.T) {
 	if got := k.get("sync"); len(got) != 0 {
 		t.Errorf("sync after both went: %v", got)
 	}
-	if got := k.atHash(maphash.String(k.seed, "sync"), nil); !slices.Equal(got, []string{"z/Other.md"}) {
+	if got := k.at(maphash.String(k.seed, "sync"), nil); !slices.Equal(got, []string{"z/Other.md"}) {
 		t.Errorf("the notes under sync's hash: %q, want z/Other.md kept", got)
 	}
 }

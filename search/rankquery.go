@@ -149,15 +149,15 @@ func (ix *Index) buildTitles() {
 		// 100,000 titles, left its page all but empty (a list growing for
 		// each note of an alias many share, each new word), about 20 MB of
 		// pages at 100,000 notes holding under 2 MB.
-		idx = newTitleIndex(0)
-		entries := make([]titleEntry, 0, len(notes)+len(notes)/4)
+		idx = newTitleIndex()
+		entries := make([]hashEntry, 0, len(notes)+len(notes)/4)
 		// Not sized by the notes: titles share most of their words, and
 		// the map would keep room for ten times the words it holds.
 		vocab = newWordCounts()
 		words := &strArena{}
 		for _, m := range notes {
 			for _, h := range idx.hashes(ix.noteTitleKeys(m)) {
-				entries = append(entries, titleEntry{h, m.Path})
+				entries = append(entries, hashEntry{h, m.Path})
 			}
 			addTitleWords(vocab, m, 1, words)
 		}

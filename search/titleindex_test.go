@@ -11,7 +11,7 @@ import (
 )
 
 func TestTitleIndexAddRemove(t *testing.T) {
-	x := newTitleIndex(0)
+	x := newTitleIndex()
 	check := func(key string, want ...string) {
 		t.Helper()
 		got := x.candidates(key)
@@ -28,8 +28,8 @@ func TestTitleIndexAddRemove(t *testing.T) {
 	check("sync setup", "a/Sync.md")
 	check("page preview", "Page preview.md")
 	check("nothing")
-	if len(x.one) != 2 || len(x.many) != 1 {
-		t.Fatalf("one %v, many %v: want the keys of one note alone in one", x.one, x.many)
+	if x.len() != 3 {
+		t.Fatalf("%d keys held, want 3", x.len())
 	}
 
 	held := x.candidates("sync")
@@ -44,13 +44,16 @@ func TestTitleIndexAddRemove(t *testing.T) {
 	x.remove([]string{"sync"}, "b/Sync.md")
 	x.remove([]string{"page preview"}, "Page preview.md")
 	if x.len() != 0 {
-		t.Errorf("one %v, many %v after removing every note: want none", x.one, x.many)
+		t.Errorf("base %v, over %v after removing every note: want none", x.base, x.over)
 	}
 }
 
 // TestTitleIndexSize bounds what the title index keeps a note: a hash and
-// a path it shares with the notes' metadata. Keeping the keys themselves,
-// or a list for each key, costs more than twice the bound.
+// a path it shares with the notes' metadata, in an array of their exact
+// size when filled in one go (as the tables are built), with room for the
+// changes not yet folded into it when notes come one by one. Keeping the
+// keys themselves, or a list for each key, costs more than twice the
+// bound.
 func TestTitleIndexSize(t *testing.T) {
 	const n = 50000
 	keys := make([]string, n)
@@ -58,16 +61,32 @@ func TestTitleIndexSize(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("note number %d of the test vault", i)
 	}
-	var x *titleIndex
-	checkHeapPerItem(t, "the title index", n, 48, [][]string{keys, paths}, func() any {
-		x = newTitleIndex(n)
-		for i := range keys {
-			x.add(keys[i:i+1], paths[i])
-		}
-		return x
-	})
-	if x.len() != n {
-		t.Errorf("%d keys held, want %d", x.len(), n)
+	for _, tc := range []struct {
+		name   string
+		most   float64
+		filled bool
+	}{{"filled", 26, true}, {"added", 48, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var x *titleIndex
+			checkHeapPerItem(t, "the title index", n, tc.most, [][]string{keys, paths}, func() any {
+				x = newTitleIndex()
+				if tc.filled {
+					entries := make([]hashEntry, 0, n)
+					for i := range keys {
+						entries = append(entries, hashEntry{x.hashes(keys[i : i+1])[0], paths[i]})
+					}
+					x.fill(entries)
+					return x
+				}
+				for i := range keys {
+					x.add(keys[i:i+1], paths[i])
+				}
+				return x
+			})
+			if x.len() != n {
+				t.Errorf("%d keys held, want %d", x.len(), n)
+			}
+		})
 	}
 }
 
@@ -89,8 +108,7 @@ func TestExactTitlesCheckKeys(t *testing.T) {
 	// A collision: Other.md filed under the hash of the query's key.
 	ix.mu.Lock()
 	h := maphash.String(ix.titleIdx.seed, key)
-	ix.titleIdx.many[h] = []string{"Kafka outbox.md", "Other.md"}
-	delete(ix.titleIdx.one, h)
+	ix.titleIdx.put(h, []string{"Kafka outbox.md", "Other.md"})
 	ix.mu.Unlock()
 	if got := ix.exactTitles(key); !slices.Equal(got, []string{"Kafka outbox.md"}) {
 		t.Errorf("exact titles of %q with Other.md hashing alike: %v, want Kafka outbox.md alone", key, got)
@@ -98,8 +116,8 @@ func TestExactTitlesCheckKeys(t *testing.T) {
 }
 
 // TestTitleIndexFill checks that an index filled in one go holds what one
-// filled note by note does, and that its shared lists cannot be appended
-// to in place (they are cut from one array).
+// filled note by note does, in an array of its exact size, and that a list
+// handed out is not changed by an add.
 func TestTitleIndexFill(t *testing.T) {
 	notes := map[string][]string{
 		"a.md": {"alpha", "mutex"},
@@ -108,13 +126,13 @@ func TestTitleIndexFill(t *testing.T) {
 		"d.md": {"delta", "shared name"},
 		"e.md": {"shared name"},
 	}
-	one, filled := newTitleIndex(0), newTitleIndex(0)
+	one, filled := newTitleIndex(), newTitleIndex()
 	filled.seed = one.seed
-	var entries []titleEntry
+	var entries []hashEntry
 	for p, keys := range notes {
 		one.add(keys, p)
 		for _, h := range filled.hashes(keys) {
-			entries = append(entries, titleEntry{h, p})
+			entries = append(entries, hashEntry{h, p})
 		}
 	}
 	filled.fill(entries)
@@ -126,13 +144,8 @@ func TestTitleIndexFill(t *testing.T) {
 			t.Errorf("%s: filled %v, added one by one %v", key, b, a)
 		}
 	}
-	if len(filled.one) != 4 || len(filled.many) != 2 {
-		t.Errorf("one %v, many %v: want 4 keys of one note, 2 shared", filled.one, filled.many)
-	}
-	for h, ps := range filled.many {
-		if cap(ps) != len(ps) {
-			t.Errorf("list %v of %x has room to grow in place (cap %d)", ps, h, cap(ps))
-		}
+	if filled.len() != 6 || len(filled.base) != 9 || cap(filled.base) != 9 || len(filled.over) != 0 {
+		t.Errorf("base %v (cap %d), over %v: want 6 keys of 9 notes in the array", filled.base, cap(filled.base), filled.over)
 	}
 	mutex := filled.candidates("mutex")
 	filled.add([]string{"mutex"}, "f.md")
