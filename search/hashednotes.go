@@ -80,19 +80,3 @@ func (t *hashedNotes) compact() {
 	// Stable: a hash's notes all come from the array or all from a list.
 	*t = sortedNotes(base)
 }
-
-// len returns the number of hashes notes are filed under.
-func (t *hashedNotes) len() int {
-	n := 0
-	for i, e := range t.base {
-		if _, ok := t.over[e.h]; !ok && (i == 0 || t.base[i-1].h != e.h) {
-			n++
-		}
-	}
-	for _, ps := range t.over {
-		if len(ps) > 0 {
-			n++
-		}
-	}
-	return n
-}

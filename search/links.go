@@ -549,7 +549,7 @@ func (ix *Index) readLinks(p string) ([]vault.LinkContext, bool) {
 }
 
 // keys returns the key index of the indexed notes, building it if stale.
-// The map is shared: do not modify it.
+// The index is shared: change it only through buildTable's updates.
 func (ix *Index) keys() *keyIndex {
 	ix.mu.RLock()
 	k := ix.keyIdx

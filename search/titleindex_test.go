@@ -230,3 +230,20 @@ func TestWordCounts(t *testing.T) {
 		t.Error("a nil table holds words")
 	}
 }
+
+// len returns the number of hashes notes are filed under (for tests:
+// the index itself never needs it).
+func (t *hashedNotes) len() int {
+	n := 0
+	for i, e := range t.base {
+		if _, ok := t.over[e.h]; !ok && (i == 0 || t.base[i-1].h != e.h) {
+			n++
+		}
+	}
+	for _, ps := range t.over {
+		if len(ps) > 0 {
+			n++
+		}
+	}
+	return n
+}
