@@ -84,6 +84,10 @@ const (
 	proxWindow uint64 = 8
 	// exactBonus puts notes whose title or alias is the query first.
 	exactBonus = 1e4
+	// literalBonus puts first among them those whose title or alias is
+	// the query as typed, not only once stemmed: "modals" asks for the
+	// note Modals before the two named Modal.
+	literalBonus = 100
 	// trustedDF is how many notes a correction must be in to weigh as
 	// much as its rarity says; a rarer one weighs at most as much as the
 	// most distinctive real word of the query.
@@ -133,6 +137,7 @@ func (st *rankStats) weigh(tw TermWeight) {
 type rankQuery struct {
 	words   []rankWord // the query's words, analyzed
 	exact   []string   // notes whose title or alias is exactly the query
+	literal []string   // those of them whose title or alias is the query as typed
 	avg     [numLenFields]float64
 	fuzzAll bool // correct every word of 4+ letters (the fuzzy fallback)
 	stats   *rankStats
@@ -163,11 +168,8 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, _ mapping
 		return nil, err
 	}
 	heap.Init(&s.heap)
-	for _, p := range q.exact {
-		if id, err := r.InternalID(p); err == nil && id != nil {
-			s.exact = append(s.exact, append([]byte(nil), id...))
-		}
-	}
+	s.exact = internalIDs(r, q.exact)
+	s.literal = internalIDs(r, q.literal)
 	return s, nil
 }
 
@@ -521,6 +523,7 @@ type rankSearcher struct {
 	heap       postingHeap
 	done       []*posting // postings of the current document
 	exact      [][]byte
+	literal    [][]byte
 	count      uint64
 	score      bool
 	closed     []*posting
@@ -630,7 +633,23 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 			score += exactBonus
 		}
 	}
+	for _, e := range s.literal {
+		if bytes.Equal(e, id) {
+			score += literalBonus
+		}
+	}
 	return score
+}
+
+// internalIDs returns the internal ids of the notes at paths that r holds.
+func internalIDs(r index.IndexReader, paths []string) [][]byte {
+	var ids [][]byte
+	for _, p := range paths {
+		if id, err := r.InternalID(p); err == nil && id != nil {
+			ids = append(ids, append([]byte(nil), id...))
+		}
+	}
+	return ids
 }
 
 // IsExact reports whether a lexical score is that of a note whose title

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -93,6 +94,7 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	if k := strings.Join(content, " "); k != full && k != "" {
 		q.exact = append(q.exact, ix.exactTitles(k)...)
 	}
+	q.literal = ix.literalTitles(q.exact, strings.Join(texts, " "))
 	return q
 }
 
@@ -133,6 +135,35 @@ func (ix *Index) exactTitles(key string) []string {
 		}
 	}
 	return out
+}
+
+// literalTitles returns the notes of exact whose title or alias is text
+// as typed, but for case and spacing.
+func (ix *Index) literalTitles(exact []string, text string) []string {
+	want := literalKey(text)
+	var out []string
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, p := range exact {
+		m := ix.meta[p]
+		if m == nil || slices.Contains(out, p) {
+			continue
+		}
+		if literalKey(m.Title()) == want || slices.ContainsFunc(m.Aliases(), func(a string) bool { return literalKey(a) == want }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// literalKey is s lower-cased, its words single-spaced, without the
+// punctuation around them ("Modals?" is "modals").
+func literalKey(s string) string {
+	words := strings.Fields(strings.ToLower(s))
+	for i, w := range words {
+		words[i] = strings.TrimFunc(w, func(r rune) bool { return unicode.IsPunct(r) })
+	}
+	return strings.Join(slices.DeleteFunc(words, func(w string) bool { return w == "" }), " ")
 }
 
 // buildTitles builds the title keys and words of the notes if needed. The

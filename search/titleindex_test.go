@@ -247,3 +247,38 @@ func (t *hashedNotes) len() int {
 	}
 	return n
 }
+
+// TestLiteralTitleFirst checks that of the notes whose title is the query
+// once stemmed, the one whose title is the query as typed comes first,
+// though the other says the word more often.
+func TestLiteralTitleFirst(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		"css/Modal.md":   "# Modal\n\nThe modal's variables: modal width, modal height, modal background, modal border.\n",
+		"ui/Modals.md":   "# Modals\n\nA modal asks the user for input.\n",
+		"ui/Dialogs.md":  "---\naliases: [Pop-up windows]\n---\n# Dialogs\n\nA window asks the user for input, a pop-up window.\n",
+		"css/Windows.md": "# Windows\n\nThe window's variables: pop-up window width, pop-up window height, window border.\n",
+	})
+	ix := openIndex(t, dir, "")
+	for _, tt := range []struct{ query, first string }{
+		{"modals", "ui/Modals.md"},
+		{"Modals?", "ui/Modals.md"},
+		{"modal", "css/Modal.md"},
+		{"pop-up windows", "ui/Dialogs.md"},
+	} {
+		got := paths(search(t, ix, Request{Query: tt.query, Limit: 5}))
+		if len(got) == 0 || got[0] != tt.first {
+			t.Errorf("%q: %v, want %s first", tt.query, got, tt.first)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"  Status   Bar ", "status bar"},
+		{"Modals?", "modals"},
+		{"(constructor)", "constructor"},
+		{"pop-up windows", "pop-up windows"},
+		{"?!", ""},
+	} {
+		if got := literalKey(tt.in); got != tt.want {
+			t.Errorf("literalKey(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
