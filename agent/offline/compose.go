@@ -554,15 +554,30 @@ const nearestShare = 0.5
 // it would read as an answer on another subject. When no note holds a
 // word of the question, the notes the search found by meaning (in its
 // order) are the nearest: the question may use other words than the note.
+// The search's best hit is listed too when it holds a word of the
+// question, last if the others leave no room: weighed over every field of
+// every note, it is where a reader would look next ("the text I wiped out
+// by mistake": File recovery, which says "back", beside a page that says
+// "mistakes").
 func nearestNotes(picks []notePick, rel relevance) []notePick {
 	order := append([]notePick(nil), picks...)
 	sort.SliceStable(order, func(i, j int) bool { return rel.cover(order[i].set) > rel.cover(order[j].set) })
 	var out []notePick
-	for _, p := range order {
+	bestHit := -1
+	for i, p := range order {
+		if p.search >= 1 && rel.count(p.set) > 0 {
+			bestHit = i
+		}
 		if len(out) == maxNearest || rel.count(p.set) == 0 || len(out) > 0 && rel.cover(p.set) < nearestShare*rel.cover(out[0].set) {
-			break
+			continue
 		}
 		out = append(out, p)
+	}
+	if bestHit >= 0 && !slices.ContainsFunc(out, func(p notePick) bool { return p.src == order[bestHit].src }) {
+		if len(out) == maxNearest {
+			out = out[:maxNearest-1]
+		}
+		out = append(out, order[bestHit])
 	}
 	if len(out) > 0 {
 		return out

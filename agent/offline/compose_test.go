@@ -413,3 +413,36 @@ func TestSearchesBestHitIsSeenAlso(t *testing.T) {
 		})
 	}
 }
+
+// TestNearestNotesListSearchesBestHit: when no note answers, the search's
+// best hit is among the nearest notes listed if it holds a word of the
+// question, though another holds a rarer one.
+func TestNearestNotesListSearchesBestHit(t *testing.T) {
+	st := &convState{terms: queryTerms{keywords: []string{"back", "text", "wiped", "mistake"}}}
+	rel := relevance{groups: termStems(st.terms), weights: []float64{0.1, 0.1, 0.5, 0.3}, total: 1}
+	pick := func(src int, text string, search float64) notePick {
+		return notePick{src: src, search: search, set: stemSet(text), best: 0}
+	}
+	home := pick(1, "If you find any mistakes, contribute improvements.", 0.8)
+	for _, tt := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"holds a word", "File recovery is not a backup: back up your files.", true},
+		{"holds none", "Snapshots of your notes at intervals.", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			best := pick(0, tt.text, 1)
+			if c, h := rel.cover(best.set), rel.cover(home.set); c >= nearestShare*h {
+				t.Fatalf("the case is not set up: the best hit covers %.2f, the other %.2f", c, h)
+			}
+			var got []int
+			for _, p := range nearestNotes([]notePick{best, home}, rel) {
+				got = append(got, p.src)
+			}
+			if slices.Contains(got, 0) != tt.want || !slices.Contains(got, 1) {
+				t.Errorf("nearest %v, want the other note and the best hit listed = %v", got, tt.want)
+			}
+		})
+	}
+}
