@@ -76,6 +76,7 @@ func TestFixtureRelevance(t *testing.T) {
 		{n: 17, query: "path:projects/alpha/ battery", top: "projects/alpha/design/Power Budget.md", allUnder: "projects/alpha/"},
 		{n: 18, query: `file:"Meeting Notes"`, exactly: []string{"personal/Meeting Notes.md", "work/Meeting Notes.md"}},
 		{n: 18, query: `file:Meeting`, exactly: []string{"personal/Meeting Notes.md", "work/Meeting Notes.md"}},
+		{n: 18, query: `file:.md file:Meeting`, exactly: []string{"personal/Meeting Notes.md", "work/Meeting Notes.md"}},
 		{n: 19, query: "红烧肉", top: "recipes/红烧肉.md"},
 		{n: 20, query: "冰糖", exactly: []string{"recipes/红烧肉.md"}},
 		{n: 21, query: "紅葉", exactly: []string{"travel/Japan 2026/京都メモ.md"}},

@@ -368,7 +368,10 @@ func fieldValueEmpty(field, val string) bool {
 	case "tag":
 		return normTag(val) == ""
 	case "file":
-		return fileKey(val) == ""
+		// file:.md is every note (Obsidian's file: sees the extension;
+		// the key leaves it out, all notes having it).
+		v := strings.TrimSpace(val)
+		return v == "" || fileKey(v) == "" && !strings.EqualFold(v, ".md")
 	}
 	return strings.TrimSpace(val) == ""
 }
