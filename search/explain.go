@@ -179,6 +179,9 @@ func describe(n Node) string {
 		if strings.ContainsAny(x.Name, "*?") {
 			return fmt.Sprintf("a file name matching the pattern %q", x.Name)
 		}
+		if x.Name == "" {
+			return "a file name ending in .md (every note)"
+		}
 		return fmt.Sprintf("a file name containing %q", x.Name)
 	case *Regex:
 		switch x.Field {

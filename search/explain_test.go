@@ -36,6 +36,11 @@ Words match whole words in any case, accents and English endings aside (call, ca
   - match a file name matching the pattern "*"
 Nothing ranks them: the newest come first.
 `},
+		{"starter file:.md", `Find the notes with the word "starter", ranked by it.
+Keep only the notes that match all of these:
+  - match a file name ending in .md (every note)
+Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
+`},
 	}
 	for _, tt := range tests {
 		q, err := ParseQuery(tt.query)

@@ -156,7 +156,12 @@ func (n Term) String() string       { return n.Text }
 func (n Phrase) String() string     { return strconv.Quote(n.Text) }
 func (n Tag) String() string        { return "tag:" + n.Name }
 func (n PathPrefix) String() string { return "path:" + n.Prefix }
-func (n File) String() string       { return "file:" + n.Name }
+func (n File) String() string {
+	if n.Name == "" {
+		return "file:.md" // every note
+	}
+	return "file:" + n.Name
+}
 func (n Not) String() string        { return "-" + n.X.String() }
 func (n *Content) String() string   { return "content:" + n.X.String() }
 func (n *Case) String() string {

@@ -28,7 +28,7 @@ func TestParseQuery(t *testing.T) {
 		{"file:Alpha.md", "file:alpha"},
 		{"FILE:alpha", "file:alpha"},
 		{"file:*plan*", "file:*plan*"},
-		{"file:.md", "file:"},
+		{"file:.md", "file:.md"},
 		{"a OR b", "(OR a b)"},
 		{"a b OR c", "(OR (AND a b) c)"},
 		{"(a OR b) c", "(AND (OR a b) c)"},
