@@ -162,8 +162,8 @@ func (n File) String() string {
 	}
 	return "file:" + n.Name
 }
-func (n Not) String() string        { return "-" + n.X.String() }
-func (n *Content) String() string   { return "content:" + n.X.String() }
+func (n Not) String() string      { return "-" + n.X.String() }
+func (n *Content) String() string { return "content:" + n.X.String() }
 func (n *Case) String() string {
 	if n.Sensitive {
 		return "match-case:" + n.X.String()
