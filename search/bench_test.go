@@ -463,6 +463,7 @@ func BenchmarkServeMemory(b *testing.B) {
 	ctx := context.Background()
 	fileBefore := benchvault.StatusMB("RssFile:")
 	lat := make([]time.Duration, 0, 1000)
+	classes := memClasses()
 	b.ResetTimer()
 	for i := range 1000 {
 		start := time.Now()
@@ -472,6 +473,14 @@ func BenchmarkServeMemory(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
+	after := memClasses()
+	if os.Getenv("VAULT_AGENT_BENCH_MEMCLASSES") != "" {
+		logMemClasses(b, "warm", classes)
+		logMemClasses(b, "after the searches", after)
+	}
+	b.ReportMetric((after["/gc/heap/allocs:bytes"]-classes["/gc/heap/allocs:bytes"])/1000/1024, "alloc_KB/search")
+	b.ReportMetric(after["/gc/cycles/total:gc-cycles"]-classes["/gc/cycles/total:gc-cycles"], "gcs")
+	b.ReportMetric(after["/gc/heap/goal:bytes"]/(1<<20), "heap_goal_MB")
 	if p := os.Getenv("VAULT_AGENT_BENCH_HEAPPROF"); p != "" {
 		if f, err := os.Create(p); err == nil {
 			runtime.GC()
