@@ -57,20 +57,28 @@ func (ix *Index) keep(p string, m *NoteMeta) *noteRec {
 
 // addLens and forgetLens keep the field length sums; called with mu held.
 func (ix *Index) addLens(m *noteRec) {
-	if m == nil || !m.hasLens {
+	if m == nil {
 		return
 	}
-	for i, l := range m.lens {
+	lens, ok := m.fieldLens()
+	if !ok {
+		return
+	}
+	for i, l := range lens {
 		ix.lenSum[i] += int64(l)
 	}
 	ix.lenNotes++
 }
 
 func (ix *Index) forgetLens(m *noteRec) {
-	if m == nil || !m.hasLens {
+	if m == nil {
 		return
 	}
-	for i, l := range m.lens {
+	lens, ok := m.fieldLens()
+	if !ok {
+		return
+	}
+	for i, l := range lens {
 		ix.lenSum[i] -= int64(l)
 	}
 	ix.lenNotes--

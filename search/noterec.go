@@ -2,50 +2,135 @@ package search
 
 import (
 	"encoding/hex"
+	"math"
 	"time"
 )
 
 // noteRec is a note's metadata as the index keeps it in memory, one for
 // every indexed note: NoteMeta in less room. The times are kept as
 // numbers instead of time.Time (24 bytes each), the hash of the content as
-// its 32 bytes instead of 64 hex digits, the aliases and tags behind one
+// its 32 bytes instead of 64 hex digits, the size and the field lengths in
+// 32 and 16 bits (a note past either, which no vault of notes has, keeps
+// them whole in its lists' noteExt), the aliases and tags behind one
 // pointer that the notes loaded with the same tags share (noteLists), and
 // the link keys apart (an index on disk reads them from its note store;
-// linkKeysOf): 160 bytes a note instead of 224 and a string of 64, about
-// 13 MB less live heap at 100,000 notes. A title that is the file's name
+// linkKeysOf): 128 bytes a note instead of 224 and a string of 64, about
+// 16 MB less live heap at 100,000 notes. A title that is the file's name
 // (most notes have no other) is not held again: it is cut from the path
 // when asked for. NoteMeta values are made from it when asked for (meta).
 type noteRec struct {
 	Path    string
 	title   string     // "" when the title is baseTitle(Path)
-	lists   *noteLists // nil: no aliases, no tags, and a hash of hex digits or none
-	Size    int64
-	mtime   int64 // MTime in nanoseconds since the epoch
-	date    int64 // Date in milliseconds since the epoch; 0 when none
+	lists   *noteLists // nil: no aliases, no tags, a hash of hex digits or none, narrow
+	mtime   int64      // MTime in nanoseconds since the epoch
+	date    int64      // Date in milliseconds since the epoch; 0 when none
 	inHash  uint64
 	outHash uint64
-	lens    [numLenFields]int32
-	hash    [32]byte // Hash's hex digits decoded, when hashHex
-	hasLens bool
-	hashHex bool // else Hash is lists.oddHash, or "" without lists
-	dateUTC bool // Date was in UTC (else it is read in the local zone)
-	named   bool // the title is baseTitle(Path)
+	hash    [32]byte             // Hash's hex digits decoded, when hashHex
+	lens    [numLenFields]uint16 // the field lengths, when hasLens and not wide
+	size    uint32               // Size, when not wide
+	flags   recFlags
 }
 
-// noteLists are the aliases and tags of a note, and a content hash that
-// is not 64 hex digits (none of vault.Hash's): what most notes have none
-// of, and the notes loaded from the store with the same tags share.
+// recFlags are the yes-or-no facts of a noteRec, in one byte.
+type recFlags uint8
+
+const (
+	hasLens recFlags = 1 << iota
+	hashHex          // else Hash is lists.ext.oddHash, or ""
+	dateUTC          // Date was in UTC (else it is read in the local zone)
+	named            // the title is baseTitle(Path)
+	wide             // the size and field lengths are in lists.ext
+)
+
+func (r *noteRec) is(f recFlags) bool { return r.flags&f != 0 }
+
+func (r *noteRec) set(f recFlags, on bool) {
+	if on {
+		r.flags |= f
+	} else {
+		r.flags &^= f
+	}
+}
+
+// noteLists are the aliases and tags of a note, and what few notes have
+// (noteExt): what most notes have none of, and the notes loaded from the
+// store with the same tags share.
 type noteLists struct {
 	aliases, tags []string
-	oddHash       string
+	ext           *noteExt
+}
+
+// noteExt is what a noteRec holds for the few notes that need it: a
+// content hash that is not 64 hex digits (none of vault.Hash's), and the
+// size and field lengths of a note past what the record holds of them.
+type noteExt struct {
+	oddHash string
+	size    int64
+	lens    [numLenFields]int32
 }
 
 // listsOf returns the lists of a note, nil when it has none.
-func listsOf(aliases, tags []string, oddHash string) *noteLists {
-	if aliases == nil && tags == nil && oddHash == "" {
+func listsOf(aliases, tags []string, ext *noteExt) *noteLists {
+	if aliases == nil && tags == nil && ext == nil {
 		return nil
 	}
-	return &noteLists{aliases: aliases, tags: tags, oddHash: oddHash}
+	return &noteLists{aliases: aliases, tags: tags, ext: ext}
+}
+
+// setNumbers sets the size and field lengths of the record (lens nil: not
+// known) and returns the noteExt that holds them, with oddHash, when the
+// record cannot (nil when it can and oddHash is "").
+func (r *noteRec) setNumbers(size int64, lens *[numLenFields]int32, oddHash string) *noteExt {
+	narrow := size >= 0 && size <= math.MaxUint32
+	if lens != nil {
+		for _, l := range lens {
+			narrow = narrow && l >= 0 && l <= math.MaxUint16
+		}
+	}
+	r.set(hasLens, lens != nil)
+	r.set(wide, !narrow)
+	if !narrow {
+		ext := &noteExt{oddHash: oddHash, size: size}
+		if lens != nil {
+			ext.lens = *lens
+		}
+		return ext
+	}
+	r.size = uint32(size)
+	if lens != nil {
+		for i, l := range lens {
+			r.lens[i] = uint16(l)
+		}
+	}
+	if oddHash != "" {
+		return &noteExt{oddHash: oddHash}
+	}
+	return nil
+}
+
+// Size returns the size of the note's file.
+func (r *noteRec) Size() int64 {
+	if r.is(wide) {
+		return r.lists.ext.size
+	}
+	return int64(r.size)
+}
+
+// fieldLens returns the note's field lengths (lenFields), and false when
+// they are not known.
+func (r *noteRec) fieldLens() ([numLenFields]int32, bool) {
+	var out [numLenFields]int32
+	switch {
+	case !r.is(hasLens):
+		return out, false
+	case r.is(wide):
+		return r.lists.ext.lens, true
+	}
+	for i, l := range r.lens {
+		out[i] = int32(l)
+	}
+	return out, true
 }
 
 // Aliases returns the note's aliases (shared: not to be modified).
@@ -69,22 +154,23 @@ func recOf(m *NoteMeta) *noteRec {
 	if m == nil {
 		return nil
 	}
-	r := &noteRec{
-		Path: m.Path, Size: m.Size,
-		mtime: m.MTime.UnixNano(), inHash: m.inHash, outHash: m.outHash,
-		lens: m.lens, hasLens: m.hasLens,
-	}
+	r := &noteRec{Path: m.Path, mtime: m.MTime.UnixNano(), inHash: m.inHash, outHash: m.outHash}
 	if !m.Date.IsZero() {
 		r.date = m.Date.UnixMilli()
-		r.dateUTC = m.Date.Location() == time.UTC
+		r.set(dateUTC, m.Date.Location() == time.UTC)
 	}
 	odd := m.Hash
 	if packed, ok := hexHash(m.Hash); ok {
-		r.hash, r.hashHex, odd = packed, true, ""
+		r.hash, odd = packed, ""
+		r.set(hashHex, true)
 	}
-	r.lists = listsOf(m.Aliases, m.Tags, odd)
+	var lens *[numLenFields]int32
+	if m.hasLens {
+		lens = &m.lens
+	}
+	r.lists = listsOf(m.Aliases, m.Tags, r.setNumbers(m.Size, lens, odd))
 	if m.Title == baseTitle(m.Path) {
-		r.named = true
+		r.set(named, true)
 	} else {
 		r.title = m.Title
 	}
@@ -93,7 +179,7 @@ func recOf(m *NoteMeta) *noteRec {
 
 // Title returns the note's title.
 func (r *noteRec) Title() string {
-	if r.named {
+	if r.is(named) {
 		return baseTitle(r.Path)
 	}
 	return r.title
@@ -144,23 +230,23 @@ func baseTitle[S ~string | ~[]byte](p S) S {
 
 // Hash returns the note's content hash as NoteMeta.Hash holds it.
 func (r *noteRec) Hash() string {
-	if r.hashHex {
+	if r.is(hashHex) {
 		return hex.EncodeToString(r.hash[:])
 	}
 	return r.oddHash()
 }
 
 func (r *noteRec) oddHash() string {
-	if r.lists == nil {
+	if r.lists == nil || r.lists.ext == nil {
 		return ""
 	}
-	return r.lists.oddHash
+	return r.lists.ext.oddHash
 }
 
 // hashIs reports whether the note's content hash is h, without making the
 // hex digits of its own.
 func (r *noteRec) hashIs(h string) bool {
-	if !r.hashHex {
+	if !r.is(hashHex) {
 		return r.oddHash() == h
 	}
 	if len(h) != 64 {
@@ -184,7 +270,7 @@ func (r *noteRec) Date() time.Time {
 		return time.Time{}
 	}
 	d := time.UnixMilli(r.date)
-	if r.dateUTC {
+	if r.is(dateUTC) {
 		d = d.UTC()
 	}
 	return d
@@ -192,11 +278,13 @@ func (r *noteRec) Date() time.Time {
 
 // meta returns the NoteMeta of the record, without link keys.
 func (r *noteRec) meta() NoteMeta {
-	return NoteMeta{
+	m := NoteMeta{
 		Path: r.Path, Title: r.Title(), Aliases: r.Aliases(), Tags: r.Tags(),
-		MTime: r.MTime(), Date: r.Date(), Size: r.Size, Hash: r.Hash(),
-		lens: r.lens, hasLens: r.hasLens, inHash: r.inHash, outHash: r.outHash,
+		MTime: r.MTime(), Date: r.Date(), Size: r.Size(), Hash: r.Hash(),
+		inHash: r.inHash, outHash: r.outHash,
 	}
+	m.lens, m.hasLens = r.fieldLens()
+	return m
 }
 
 // sameFile reports whether the record and m say the same of the file:
@@ -204,5 +292,5 @@ func (r *noteRec) meta() NoteMeta {
 func (r *noteRec) sameFile(m *noteRec) bool {
 	// A hash of hex digits is always held decoded, so equal hashes are
 	// held alike.
-	return r.hashHex == m.hashHex && r.hash == m.hash && r.oddHash() == m.oddHash() && r.Size == m.Size && r.mtime == m.mtime
+	return r.is(hashHex) == m.is(hashHex) && r.hash == m.hash && r.oddHash() == m.oddHash() && r.Size() == m.Size() && r.mtime == m.mtime
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -39,21 +40,35 @@ func TestNoteRecRoundTrip(t *testing.T) {
 		{"title of a path without .md", func(m *NoteMeta) { m.Path, m.Title = "x/Y z.txt", "Y z" }, true, false},
 		{"no title", func(m *NoteMeta) { m.Title = "" }, true, false},
 		{"no title, no name", func(m *NoteMeta) { m.Path, m.Title = "x/.md", "" }, true, true},
+		{"size past 32 bits", func(m *NoteMeta) { m.Size = 1<<32 + 5 }, true, true},
+		{"size at 32 bits", func(m *NoteMeta) { m.Size = 1<<32 - 1 }, true, true},
+		{"length past 16 bits", func(m *NoteMeta) { m.lens[4] = 1 << 16 }, true, true},
+		{"length at 16 bits", func(m *NoteMeta) { m.lens[7] = 1<<16 - 1 }, true, true},
+		{"wide without lists", func(m *NoteMeta) { m.Aliases, m.Tags, m.lens[0] = nil, nil, 70000 }, true, true},
+		{"wide, another hash", func(m *NoteMeta) { m.Hash, m.Size = "h1", 1<<40 }, false, true},
+		{"wide without lens", func(m *NoteMeta) { m.lens, m.hasLens, m.Size = [numLenFields]int32{}, false, 1<<33 }, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := base
 			tt.change(&m)
 			r := recOf(&m)
-			if r.hashHex != tt.packed {
-				t.Errorf("hash %q held packed %v, want %v", m.Hash, r.hashHex, tt.packed)
+			if r.is(hashHex) != tt.packed {
+				t.Errorf("hash %q held packed %v, want %v", m.Hash, r.is(hashHex), tt.packed)
 			}
-			if r.named != tt.named || (r.named && r.title != "") {
-				t.Errorf("title %q of %s held as %q, named %v; want named %v", m.Title, m.Path, r.title, r.named, tt.named)
+			if r.is(named) != tt.named || (r.is(named) && r.title != "") {
+				t.Errorf("title %q of %s held as %q, named %v; want named %v", m.Title, m.Path, r.title, r.is(named), tt.named)
+			}
+			narrow := m.Size <= math.MaxUint32
+			for _, l := range m.lens {
+				narrow = narrow && l <= math.MaxUint16
+			}
+			if r.is(wide) == narrow || narrow && r.lists != nil && r.lists.ext != nil && r.lists.ext.oddHash == "" {
+				t.Errorf("size %d, lens %v held wide %v", m.Size, m.lens, r.is(wide))
 			}
 			if tt.packed && r.oddHash() != "" || !tt.packed && r.oddHash() != m.Hash {
 				t.Errorf("hash %q held apart as %q", m.Hash, r.oddHash())
 			}
-			if (r.lists == nil) != (m.Aliases == nil && m.Tags == nil && r.oddHash() == "") {
+			if (r.lists == nil) != (m.Aliases == nil && m.Tags == nil && r.oddHash() == "" && narrow) {
 				t.Errorf("lists %+v for aliases %q, tags %q, hash %q", r.lists, m.Aliases, m.Tags, m.Hash)
 			}
 			got := r.meta()
@@ -83,16 +98,34 @@ func TestNoteRecRoundTrip(t *testing.T) {
 			if r.sameFile(recOf(&touched)) {
 				t.Error("a touched note is taken for the same file")
 			}
+			for _, size := range []int64{m.Size + 1, m.Size + 1<<32, m.Size ^ 1<<40} {
+				resized := m
+				resized.Size = size
+				if r.sameFile(recOf(&resized)) {
+					t.Errorf("size %d taken for %d", size, m.Size)
+				}
+			}
+			decoded, err := decodeNoteRec(m.Path, appendNoteRecord(nil, &m), newTagInterner(), &strArena{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The store keeps dates as instants, not their zone.
+			if got := decoded.meta(); !sameMeta(got, m) || decoded.flags&^dateUTC != r.flags&^dateUTC {
+				t.Errorf("decoded from the store:\n got %+v (flags %b)\nwant %+v (flags %b)", got, decoded.flags, m, r.flags)
+			}
 		})
 	}
 }
 
 // TestNoteRecSize keeps the record of a note in the size class it was made
-// for: 8 bytes more take it to the next (176 bytes); a NoteMeta is 224 and
-// a hash string of 64 more.
+// for: 8 bytes more take it to the next (144 bytes); a NoteMeta is 224 and
+// a hash string of 64 more. The lists stay in theirs (64 bytes).
 func TestNoteRecSize(t *testing.T) {
-	if n := unsafe.Sizeof(noteRec{}); n > 160 {
-		t.Errorf("noteRec is %d bytes, want at most 160", n)
+	if n := unsafe.Sizeof(noteRec{}); n > 128 {
+		t.Errorf("noteRec is %d bytes, want at most 128", n)
+	}
+	if n := unsafe.Sizeof(noteLists{}); n > 64 {
+		t.Errorf("noteLists is %d bytes, want at most 64", n)
 	}
 }
 

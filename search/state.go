@@ -270,14 +270,14 @@ func newTagInterner() *tagInterner {
 // listsOf is the package's listsOf, the lists of the notes with tags alone
 // (no aliases, a hash of hex digits) shared when in is not nil: a list of
 // tags interned by tagList is one slice, so its first element tells it.
-func (in *tagInterner) listsOf(aliases, tags []string, oddHash string) *noteLists {
-	if in == nil || aliases != nil || oddHash != "" || len(tags) == 0 {
-		return listsOf(aliases, tags, oddHash)
+func (in *tagInterner) listsOf(aliases, tags []string, ext *noteExt) *noteLists {
+	if in == nil || aliases != nil || ext != nil || len(tags) == 0 {
+		return listsOf(aliases, tags, ext)
 	}
 	key := unsafe.SliceData(tags)
 	l, ok := in.recLists[key]
 	if !ok {
-		l = listsOf(nil, tags, "")
+		l = listsOf(nil, tags, nil)
 		in.recLists[key] = l
 	}
 	return l
@@ -318,7 +318,7 @@ func decodeNoteRec(path string, b []byte, in *tagInterner, arena *strArena) (*no
 	r := &stateReader{b: b}
 	m := &noteRec{Path: path}
 	if title := r.raw(); string(title) == baseTitle(path) {
-		m.named = true
+		m.set(named, true)
 	} else {
 		m.title = arena.str(title)
 	}
@@ -326,25 +326,28 @@ func decodeNoteRec(path string, b []byte, in *tagInterner, arena *strArena) (*no
 	tags := r.tagList(in)
 	m.mtime = r.varint()
 	m.date = r.varint()
-	m.Size = r.varint()
+	size := r.varint()
 	var odd string
 	if hash := r.raw(); r.err == nil {
 		if packed, ok := hexHash(hash); ok {
-			m.hash, m.hashHex = packed, true
+			m.hash = packed
+			m.set(hashHex, true)
 		} else {
 			odd = arena.str(hash)
 		}
 	}
-	m.lists = in.listsOf(aliases, tags, odd)
+	var lens *[numLenFields]int32
+	var read [numLenFields]int32
 	if nl := r.uvarint(); nl > 0 {
 		if nl != uint64(numLenFields) {
 			return nil, fmt.Errorf("%d field lengths, want %d", nl, numLenFields)
 		}
-		for j := range m.lens {
-			m.lens[j] = int32(r.uvarint())
+		for j := range read {
+			read[j] = int32(r.uvarint())
 		}
-		m.hasLens = true
+		lens = &read
 	}
+	m.lists = in.listsOf(aliases, tags, m.setNumbers(size, lens, odd))
 	m.inHash, m.outHash = r.u64(), r.u64()
 	r.rawLinkKeys()
 	if r.err == nil && len(r.b) > 0 {

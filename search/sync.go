@@ -70,7 +70,7 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 		}
 		all = append(all, fi.Path)
 		m := ix.meta[fi.Path]
-		if m != nil && m.Size == fi.Size && m.MTime().Equal(fi.ModTime) && !ix.suspect[fi.Path] {
+		if m != nil && m.Size() == fi.Size && m.MTime().Equal(fi.ModTime) && !ix.suspect[fi.Path] {
 			stats.Unchanged++
 			return nil
 		}
@@ -274,7 +274,7 @@ func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) 
 		w.done++
 	case old != nil && old.hashIs(r.note.Hash) && old.inHash == in.hashOrZero():
 		stats.Unchanged++
-		if !old.MTime().Equal(r.note.ModTime) || old.Size != r.note.Size || ix.suspect[r.path] {
+		if !old.MTime().Equal(r.note.ModTime) || old.Size() != r.note.Size || ix.suspect[r.path] {
 			// Touched, same content: the document is written again, as
 			// time filters read the mtime from it, not from the metadata.
 			w.index(r.note, r.links, in)
