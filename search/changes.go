@@ -75,7 +75,7 @@ func (c *Changes) Take() []NoteChange {
 	c.mu.Unlock()
 	out := make([]NoteChange, 0, len(pending))
 	for p, was := range pending {
-		_, now := c.ix.meta[p]
+		now := c.ix.meta.get(p) != nil
 		switch {
 		case was && now:
 			out = append(out, NoteChange{p, NoteUpdated})

@@ -42,7 +42,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	gone := map[string]bool{}
 	for _, p := range removed {
 		switch {
-		case ix.meta[p] != nil:
+		case ix.meta.get(p) != nil:
 			gone[p] = true
 		case ix.suspect[p]:
 			w.remove(p) // its document may be left over
@@ -51,7 +51,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	changed := map[string]noteRead{}
 	var failed []noteRead
 	for _, r := range reads {
-		switch old := ix.meta[r.path]; {
+		switch old := ix.meta.get(r.path); {
 		case r.err != nil && (isNotExist(r.err) || errors.Is(r.err, vault.ErrNotMarkdown)):
 			if old != nil {
 				gone[r.path] = true
@@ -73,7 +73,7 @@ func (ix *Index) applyIncremental(ctx context.Context, toRead, removed []string,
 	var reread []string
 	for p, in := range ins {
 		if _, ok := changed[p]; !ok {
-			if m := ix.meta[p]; m != nil && m.inHash != in.hashOrZero() {
+			if m := ix.meta.get(p); m != nil && m.inHash != in.hashOrZero() {
 				reread = append(reread, p)
 			}
 		}
@@ -127,7 +127,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	keys := keyView{base: ix.keys(), over: map[string][]string{}}
 	added, dropped := map[string]bool{}, map[string]bool{}
 	for p := range changed {
-		if ix.meta[p] == nil {
+		if ix.meta.get(p) == nil {
 			added[p] = true
 		}
 	}
@@ -155,7 +155,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	// before changes nothing for the notes it links to: most edits.
 	relinked := map[string]bool{}
 	for p, r := range changed {
-		if m := ix.meta[p]; m == nil || m.outHash != outHash(r.links) {
+		if m := ix.meta.get(p); m == nil || m.outHash != outHash(r.links) {
 			relinked[p] = true
 		}
 	}
@@ -175,7 +175,7 @@ func (ix *Index) inboundAfter(changed map[string]noteRead, gone map[string]bool)
 	var unlinked []string
 	for _, set := range []map[string]bool{relinked, gone} {
 		for p := range set {
-			if ix.meta[p] != nil {
+			if ix.meta.get(p) != nil {
 				unlinked = append(unlinked, p)
 			}
 		}

@@ -123,7 +123,7 @@ type Index struct {
 
 	// mu guards the metadata cache.
 	mu          sync.RWMutex
-	meta        map[string]*noteRec
+	meta        *noteMap
 	memKeys     map[string]linkKeys // link keys of each note of an index in memory (one on disk reads its store's)
 	keyIdx      *keyIndex           // by vault.NoteKey; nil when stale
 	titleIdx    *titleIndex         // by titleKey; nil until first used
@@ -191,7 +191,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		batchSz: opts.BatchSize,
 		chunks:  newChunkCache(defaultChunkCacheBytes),
 		workers: opts.Workers,
-		meta:    make(map[string]*noteRec),
+		meta:    newNoteMap(0),
 		subs:    make(map[int]chan struct{}),
 		closed:  make(chan struct{}),
 	}
@@ -566,7 +566,7 @@ func (ix *Index) Status() Status {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return Status{
-		Notes:         len(ix.meta),
+		Notes:         ix.meta.len(),
 		Indexing:      ix.indexing.Load(),
 		Watching:      ix.watching.Load(),
 		LastIndexedAt: ix.lastIndexed,

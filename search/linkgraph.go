@@ -30,7 +30,7 @@ func (ix *Index) Backlinks(ctx context.Context, target string) ([]Backlink, erro
 		return nil, err
 	}
 	ix.mu.RLock()
-	m := ix.meta[target]
+	m := ix.meta.get(target)
 	linked := m != nil && m.inHash != 0
 	ix.mu.RUnlock()
 	var items []inboundItem

@@ -11,7 +11,6 @@ import (
 	"hash/fnv"
 	"io"
 	"iter"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -229,7 +228,7 @@ func outHash(lcs []vault.LinkContext) uint64 {
 // storedItems returns the inbound items stored with the document of the
 // note at p (none when it has no inbound link or is not indexed).
 func (ix *Index) storedItems(p string) []inboundItem {
-	if m := ix.meta[p]; m == nil || m.inHash == 0 {
+	if m := ix.meta.get(p); m == nil || m.inHash == 0 {
 		return nil
 	}
 	return ix.docItems(p)
@@ -557,8 +556,13 @@ func (ix *Index) keys() *keyIndex {
 	if k != nil {
 		return k
 	}
-	ix.buildTable(func(notes map[string]*noteRec) {
-		k = newKeyIndex(slices.Sorted(maps.Keys(notes)))
+	ix.buildTable(func(notes *noteMap) {
+		paths := make([]string, 0, notes.len())
+		for m := range notes.all() {
+			paths = append(paths, m.Path)
+		}
+		slices.Sort(paths)
+		k = newKeyIndex(paths)
 	}, func(old, m *noteRec) {
 		keysChanged(k, old, m)
 	}, func() bool {
@@ -675,7 +679,7 @@ func (ix *Index) linkKeysOf(paths []string) map[string]linkKeys {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, p := range paths {
-		if ix.meta[p] != nil {
+		if ix.meta.get(p) != nil {
 			out[p] = ix.memKeys[p]
 		}
 	}

@@ -2,7 +2,10 @@ package search
 
 import (
 	"fmt"
+	"os"
+	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strings"
 	"testing"
 )
@@ -53,4 +56,17 @@ func logMemClasses(b *testing.B, what string, m map[string]float64) {
 		sb.WriteString(" ")
 	}
 	b.Logf("%s: %s", what, sb.String())
+}
+
+// writeHeapProfile writes a heap profile to p after a collection.
+func writeHeapProfile(b *testing.B, p string) {
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }

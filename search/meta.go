@@ -17,19 +17,19 @@ import (
 func (ix *Index) setMeta(state []*noteRec) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	meta := make(map[string]*noteRec, len(state))
+	meta := newNoteMap(len(state))
 	ix.lenSum, ix.lenNotes = [numLenFields]int64{}, 0
 	ix.memKeys = nil
 	for _, m := range state {
-		meta[m.Path] = m
+		meta.put(m)
 		ix.addLens(m)
 	}
-	for p, old := range ix.meta {
-		ix.feeds.noteChanged(p, old, meta[p])
+	for old := range ix.meta.all() {
+		ix.feeds.noteChanged(old.Path, old, meta.get(old.Path))
 	}
-	for p, m := range meta {
-		if ix.meta[p] == nil {
-			ix.feeds.noteChanged(p, nil, m)
+	for m := range meta.all() {
+		if ix.meta.get(m.Path) == nil {
+			ix.feeds.noteChanged(m.Path, nil, m)
 		}
 	}
 	ix.meta = meta
@@ -106,15 +106,15 @@ func (ix *Index) Vault() *vault.Vault { return ix.v }
 func (ix *Index) Count() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.meta)
+	return ix.meta.len()
 }
 
 // Note returns the cached metadata of an indexed note.
 func (ix *Index) Note(path string) (NoteMeta, bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	m, ok := ix.meta[path]
-	if !ok {
+	m := ix.meta.get(path)
+	if m == nil {
 		return NoteMeta{}, false
 	}
 	return m.meta(), true
@@ -132,7 +132,7 @@ func (ix *Index) Notes() []NoteMeta {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, p := range paths {
-		if m, ok := ix.meta[p]; ok {
+		if m := ix.meta.get(p); m != nil {
 			out = append(out, m.meta())
 		}
 	}
@@ -150,9 +150,9 @@ func (ix *Index) pathTables() *pathTable {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.paths == nil {
-		ps := make([]string, 0, len(ix.meta))
-		for k := range ix.meta {
-			ps = append(ps, k)
+		ps := make([]string, 0, ix.meta.len())
+		for m := range ix.meta.all() {
+			ps = append(ps, m.Path)
 		}
 		ix.paths = newPathTable(ps)
 	}
@@ -197,7 +197,7 @@ func (ix *Index) matchFiles(name string) []string {
 func (ix *Index) Tags() []TagCount {
 	ix.mu.RLock()
 	counts := make(map[string]int)
-	for _, m := range ix.meta {
+	for m := range ix.meta.all() {
 		for _, t := range tagAncestors(m.Tags()) {
 			counts[t]++
 		}

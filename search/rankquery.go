@@ -130,7 +130,7 @@ func (ix *Index) exactTitles(key string) []string {
 	cands := ix.titleIdx.candidates(key)
 	out := cands[:0]
 	for _, p := range cands {
-		if m := ix.meta[p]; m != nil && slices.Contains(ix.noteTitleKeys(m), key) {
+		if m := ix.meta.get(p); m != nil && slices.Contains(ix.noteTitleKeys(m), key) {
 			out = append(out, p)
 		}
 	}
@@ -145,7 +145,7 @@ func (ix *Index) literalTitles(exact []string, text string) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, p := range exact {
-		m := ix.meta[p]
+		m := ix.meta.get(p)
 		if m == nil || slices.Contains(out, p) {
 			continue
 		}
@@ -173,7 +173,7 @@ func literalKey(s string) string {
 func (ix *Index) buildTitles() {
 	var idx *titleIndex
 	var vocab *wordCounts
-	ix.buildTable(func(notes map[string]*noteRec) {
+	ix.buildTable(func(notes *noteMap) {
 		// The keys are gathered first and the index made of them in one
 		// go, and the words kept copied into blocks of their own: each
 		// object kept, made one at a time among the garbage of analysing
@@ -181,12 +181,12 @@ func (ix *Index) buildTitles() {
 		// each note of an alias many share, each new word), about 20 MB of
 		// pages at 100,000 notes holding under 2 MB.
 		idx = newTitleIndex()
-		entries := make([]hashEntry, 0, len(notes)+len(notes)/4)
+		entries := make([]hashEntry, 0, notes.len()+notes.len()/4)
 		// Not sized by the notes: titles share most of their words, and
 		// the map would keep room for ten times the words it holds.
 		vocab = newWordCounts()
 		words := &strArena{}
-		for _, m := range notes {
+		for m := range notes.all() {
 			for _, h := range idx.hashes(ix.noteTitleKeys(m)) {
 				entries = append(entries, hashEntry{h, m.Path})
 			}

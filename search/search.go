@@ -163,9 +163,9 @@ func (ix *Index) excluded(patterns []string) ([]string, error) {
 	}
 	var ids []string
 	ix.mu.RLock()
-	for id := range ix.meta {
-		if ex.Match(id) {
-			ids = append(ids, id)
+	for m := range ix.meta.all() {
+		if ex.Match(m.Path) {
+			ids = append(ids, m.Path)
 		}
 	}
 	ix.mu.RUnlock()
@@ -338,7 +338,7 @@ func (ix *Index) newestFirst(hits bsearch.DocumentMatchCollection, limit int) bs
 	ix.mu.RLock()
 	for i, h := range hits {
 		ks[i].hit = h
-		if m := ix.meta[h.ID]; m != nil {
+		if m := ix.meta.get(h.ID); m != nil {
 			ks[i].mt = m.mtime
 		}
 	}
@@ -450,8 +450,8 @@ const (
 // a clone, a copy or a sync.
 func (ix *Index) mtimesMeaningful() bool {
 	ix.mu.RLock()
-	ts := make([]int64, 0, len(ix.meta))
-	for _, m := range ix.meta {
+	ts := make([]int64, 0, ix.meta.len())
+	for m := range ix.meta.all() {
 		ts = append(ts, m.MTime().UnixMilli())
 	}
 	ix.mu.RUnlock()

@@ -61,15 +61,15 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 	// The paths on disk are only needed to find the notes that went away,
 	// so a first index (nothing indexed) does not keep a set of them.
 	var onDisk map[string]bool
-	if len(ix.meta)+len(ix.suspect) > 0 {
-		onDisk = make(map[string]bool, len(ix.meta))
+	if ix.meta.len()+len(ix.suspect) > 0 {
+		onDisk = make(map[string]bool, ix.meta.len())
 	}
 	err := ix.v.Walk(ctx, func(fi vault.FileInfo) error {
 		if onDisk != nil {
 			onDisk[fi.Path] = true
 		}
 		all = append(all, fi.Path)
-		m := ix.meta[fi.Path]
+		m := ix.meta.get(fi.Path)
 		if m != nil && m.Size() == fi.Size && m.MTime().Equal(fi.ModTime) && !ix.suspect[fi.Path] {
 			stats.Unchanged++
 			return nil
@@ -78,13 +78,13 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 		return nil
 	})
 	var removed []string
-	for p := range ix.meta {
-		if !onDisk[p] {
-			removed = append(removed, p)
+	for m := range ix.meta.all() {
+		if !onDisk[m.Path] {
+			removed = append(removed, m.Path)
 		}
 	}
 	for p := range ix.suspect {
-		if !onDisk[p] && ix.meta[p] == nil {
+		if !onDisk[p] && ix.meta.get(p) == nil {
 			removed = append(removed, p) // its document may be left over
 		}
 	}
@@ -102,10 +102,10 @@ func (ix *Index) syncLocked(ctx context.Context, progress ProgressFunc) (SyncSta
 		}()
 	}
 	switch {
-	case len(toRead)+len(removed) == 0 && len(ix.meta) > 0 && !ix.interrupted:
+	case len(toRead)+len(removed) == 0 && ix.meta.len() > 0 && !ix.interrupted:
 		// Nothing changed: nothing to read or write, and no link table
 		// to build for it (a second at 100,000 notes).
-	case ix.interrupted || fullLinkScan(len(ix.meta), len(toRead)+len(removed)):
+	case ix.interrupted || fullLinkScan(ix.meta.len(), len(toRead)+len(removed)):
 		err = ix.applyFull(ctx, all, toRead, removed, progress, &stats)
 	default:
 		err = ix.applyIncremental(ctx, toRead, removed, progress, &stats)
@@ -231,7 +231,7 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 		for _, p := range ps {
 			if reading == nil || reading[p] {
 				read = append(read, p)
-			} else if m := ix.meta[p]; m != nil && m.inHash != ins[p].hashOrZero() {
+			} else if m := ix.meta.get(p); m != nil && m.inHash != ins[p].hashOrZero() {
 				read = append(read, p)
 				w.total++
 			}
@@ -251,7 +251,7 @@ func (ix *Index) applyFull(ctx context.Context, all, toRead, removed []string, p
 // inbound context changed), metadata refreshed when only touched, removed
 // when it vanished or is not a note.
 func (ix *Index) classify(w *writer, r noteRead, in *inbound, stats *SyncStats) {
-	old := ix.meta[r.path]
+	old := ix.meta.get(r.path)
 	switch {
 	case r.err != nil && (isNotExist(r.err) || errors.Is(r.err, vault.ErrNotMarkdown)):
 		// Vanished since the walk, or not a note (binary data): it is
@@ -337,5 +337,5 @@ func (ix *Index) reset() error {
 func (ix *Index) metaOf(p string) *noteRec {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.meta[p]
+	return ix.meta.get(p)
 }

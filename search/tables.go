@@ -1,7 +1,5 @@
 package search
 
-import "maps"
-
 // maxFixes is how many notes replaced while a table was built buildTable
 // applies under the lock; past it, it builds the table again.
 const maxFixes = 1000
@@ -17,7 +15,7 @@ const maxFixes = 1000
 // reports whether a table is in place already; install puts the new one in
 // place. fix, installed and install are called with mu held for writing
 // (installed also for reading).
-func (ix *Index) buildTable(build func(notes map[string]*noteRec), fix func(old, m *noteRec), installed func() bool, install func()) {
+func (ix *Index) buildTable(build func(notes *noteMap), fix func(old, m *noteRec), installed func() bool, install func()) {
 	for {
 		ix.mu.RLock()
 		if installed() {
@@ -25,7 +23,7 @@ func (ix *Index) buildTable(build func(notes map[string]*noteRec), fix func(old,
 			return
 		}
 		gen := ix.metaGen
-		snap := maps.Clone(ix.meta)
+		snap := ix.meta.clone()
 		ix.mu.RUnlock()
 		build(snap)
 
@@ -36,14 +34,14 @@ func (ix *Index) buildTable(build func(notes map[string]*noteRec), fix func(old,
 		}
 		if ix.metaGen != gen {
 			var changed []string
-			for p, m := range ix.meta {
-				if snap[p] != m {
-					changed = append(changed, p)
+			for m := range ix.meta.all() {
+				if snap.get(m.Path) != m {
+					changed = append(changed, m.Path)
 				}
 			}
-			for p := range snap {
-				if _, ok := ix.meta[p]; !ok {
-					changed = append(changed, p)
+			for m := range snap.all() {
+				if ix.meta.get(m.Path) == nil {
+					changed = append(changed, m.Path)
 				}
 			}
 			if len(changed) > maxFixes {
@@ -51,7 +49,7 @@ func (ix *Index) buildTable(build func(notes map[string]*noteRec), fix func(old,
 				continue
 			}
 			for _, p := range changed {
-				fix(snap[p], ix.meta[p])
+				fix(snap.get(p), ix.meta.get(p))
 			}
 		}
 		install()

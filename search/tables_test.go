@@ -19,11 +19,11 @@ func TestBuildTableWhileNotesChange(t *testing.T) {
 			ix := openIndex(t, writeVault(t, smallVault), "")
 			var table map[string]string // path → title
 			builds := 0
-			ix.buildTable(func(notes map[string]*noteRec) {
+			ix.buildTable(func(notes *noteMap) {
 				builds++
 				table = map[string]string{}
-				for p, m := range notes {
-					table[p] = m.Title()
+				for m := range notes.all() {
+					table[m.Path] = m.Title()
 				}
 				if builds > 1 {
 					return
@@ -33,7 +33,7 @@ func TestBuildTableWhileNotesChange(t *testing.T) {
 					p := fmt.Sprintf("new %d.md", i)
 					pending[p] = &NoteMeta{Path: p, Title: "New"}
 				}
-				m := notes["people/Jürgen Müller.md"].meta()
+				m := notes.get("people/Jürgen Müller.md").meta()
 				m.Title = "Renamed"
 				pending[m.Path] = &m
 				ix.applyPending(pending)
@@ -46,8 +46,8 @@ func TestBuildTableWhileNotesChange(t *testing.T) {
 				}
 			}, func() bool { return false }, func() {})
 			want := map[string]string{}
-			for p, m := range ix.meta {
-				want[p] = m.Title()
+			for m := range ix.meta.all() {
+				want[m.Path] = m.Title()
 			}
 			if !maps.Equal(table, want) {
 				t.Errorf("table %v, want %v", table, want)

@@ -123,7 +123,7 @@ func (ix *Index) Apply(ctx context.Context, b vault.Batch) error {
 	}
 	var stats SyncStats
 	var err error
-	if fullLinkScan(len(ix.meta), len(reads)+len(gone)) {
+	if fullLinkScan(ix.meta.len(), len(reads)+len(gone)) {
 		// A large batch (a folder of notes copied in): as a sync does.
 		_, err = ix.syncLocked(ctx, nil)
 		return err
@@ -153,13 +153,13 @@ func (ix *Index) notesUnder(p string) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var gone []string
-	if _, ok := ix.meta[p]; ok {
+	if ix.meta.get(p) != nil {
 		gone = append(gone, p)
 	}
 	prefix := strings.TrimSuffix(p, "/") + "/"
-	for k := range ix.meta {
-		if strings.HasPrefix(k, prefix) {
-			gone = append(gone, k)
+	for m := range ix.meta.all() {
+		if strings.HasPrefix(m.Path, prefix) {
+			gone = append(gone, m.Path)
 		}
 	}
 	return gone

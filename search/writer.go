@@ -101,7 +101,7 @@ func (ix *Index) newWriter(ctx context.Context, total int, progress ProgressFunc
 		progress(0, total)
 	}
 	w := &writer{ix: ix, ctx: ctx, b: b, pending: make(map[string]*NoteMeta), docs: make(map[string]*document.Document), total: total, progress: progress, bulk: total >= bulkNotes}
-	w.outOfHeap = w.bulk && ix.store != nil && len(ix.meta) == 0
+	w.outOfHeap = w.bulk && ix.store != nil && ix.meta.len() == 0
 	return w
 }
 
@@ -364,14 +364,15 @@ func (ix *Index) applyPending(pending map[string]*NoteMeta) {
 	defer ix.mu.Unlock()
 	for p, meta := range pending {
 		m := ix.keep(p, meta)
-		ix.forgetLens(ix.meta[p])
-		ix.titleChanged(ix.meta[p], m)
-		ix.linkTablesChanged(ix.meta[p], m)
-		ix.feeds.noteChanged(p, ix.meta[p], m)
+		old := ix.meta.get(p)
+		ix.forgetLens(old)
+		ix.titleChanged(old, m)
+		ix.linkTablesChanged(old, m)
+		ix.feeds.noteChanged(p, old, m)
 		if m == nil {
-			delete(ix.meta, p)
+			ix.meta.del(p)
 		} else {
-			ix.meta[p] = m
+			ix.meta.put(m)
 			ix.addLens(m)
 		}
 	}
