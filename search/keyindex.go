@@ -7,7 +7,7 @@ import (
 )
 
 // keyIndex maps vault.NoteKey to the notes with that key: the notes a
-// link of that name may point to. It keeps a 64-bit hash of each key
+// link of that name may point to. It keeps a 32-bit hash of each key
 // instead of the key (hashedNotes): the keys' strings and a map keyed by
 // them were about 4 MB more at 100,000 notes. The notes under a hash are
 // checked against the key when read, so a collision costs a check, never a
@@ -23,7 +23,7 @@ func newKeyIndex(paths []string) *keyIndex {
 	k := &keyIndex{seed: maphash.MakeSeed()}
 	entries := make([]hashEntry, len(paths))
 	for i, p := range paths {
-		entries[i] = hashEntry{maphash.String(k.seed, vault.NoteKey(p)), p}
+		entries[i] = entryOf(hash32(k.seed, vault.NoteKey(p)), p)
 	}
 	k.hashedNotes = sortedNotes(entries)
 	return k
@@ -31,7 +31,7 @@ func newKeyIndex(paths []string) *keyIndex {
 
 // get returns the notes of key: shared, not to be modified.
 func (k *keyIndex) get(key string) []string {
-	return ofKey(k.at(maphash.String(k.seed, key), nil), key)
+	return ofKey(k.at(hash32(k.seed, key), nil), key)
 }
 
 // ofKey returns the notes of ps whose key is key: ps itself when all are
@@ -54,7 +54,7 @@ func ofKey(ps []string, key string) []string {
 // set makes ps the notes of key. Lists are replaced, never changed in
 // place, so a list handed out earlier stays as it was.
 func (k *keyIndex) set(key string, ps []string) {
-	h := maphash.String(k.seed, key)
+	h := hash32(k.seed, key)
 	var others []string // notes of other keys of the same hash
 	for _, p := range k.at(h, nil) {
 		if vault.NoteKey(p) != key {
@@ -71,5 +71,5 @@ func (k *keyIndex) set(key string, ps []string) {
 func (k *keyIndex) resolve(lc vault.LinkContext, src string) (string, bool) {
 	key := vault.LinkKey(lc.Target)
 	var buf [1]string
-	return vault.ResolveLink(lc, src, ofKey(k.at(maphash.String(k.seed, key), buf[:0]), key))
+	return vault.ResolveLink(lc, src, ofKey(k.at(hash32(k.seed, key), buf[:0]), key))
 }

@@ -188,7 +188,7 @@ func (ix *Index) buildTitles() {
 		words := &strArena{}
 		for m := range notes.all() {
 			for _, h := range idx.hashes(ix.noteTitleKeys(m)) {
-				entries = append(entries, hashEntry{h, m.Path})
+				entries = append(entries, entryOf(h, m.Path))
 			}
 			addTitleWords(vocab, m, 1, words)
 		}

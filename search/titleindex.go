@@ -6,7 +6,7 @@ import (
 )
 
 // titleIndex maps the keys of titles and aliases (titleKey) to the notes
-// having them. It keeps a 64-bit hash of each key instead of the key
+// having them. It keeps a 32-bit hash of each key instead of the key
 // (hashedNotes): at 100,000 notes the keys and a list for each were about
 // 9 MB of the live heap. A lookup gives the notes whose keys hash alike;
 // the caller checks each against the key (exactTitles), so a collision
@@ -21,10 +21,10 @@ func newTitleIndex() *titleIndex {
 }
 
 // hashes returns the distinct hashes of keys.
-func (t *titleIndex) hashes(keys []string) []uint64 {
-	hs := make([]uint64, 0, len(keys))
+func (t *titleIndex) hashes(keys []string) []uint32 {
+	hs := make([]uint32, 0, len(keys))
 	for _, k := range keys {
-		if h := maphash.String(t.seed, k); !slices.Contains(hs, h) {
+		if h := hash32(t.seed, k); !slices.Contains(hs, h) {
 			hs = append(hs, h)
 		}
 	}
@@ -59,5 +59,5 @@ func (t *titleIndex) remove(keys []string, path string) {
 // candidates returns the notes with a key hashing as key does, in a new
 // slice.
 func (t *titleIndex) candidates(key string) []string {
-	return slices.Clone(t.at(maphash.String(t.seed, key), nil))
+	return slices.Clone(t.at(hash32(t.seed, key), nil))
 }
