@@ -1,8 +1,13 @@
 package search
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"reflect"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -47,6 +52,13 @@ func TestNoteRecRoundTrip(t *testing.T) {
 		{"wide without lists", func(m *NoteMeta) { m.Aliases, m.Tags, m.lens[0] = nil, nil, 70000 }, true, true},
 		{"wide, another hash", func(m *NoteMeta) { m.Hash, m.Size = "h1", 1<<40 }, false, true},
 		{"wide without lens", func(m *NoteMeta) { m.lens, m.hasLens, m.Size = [numLenFields]int32{}, false, 1<<33 }, true, true},
+		{"title of its own", func(m *NoteMeta) { m.Title = "Something else entirely" }, true, false},
+		{"empty lists", func(m *NoteMeta) { m.Aliases, m.Tags = []string{}, []string{} }, true, true},
+		{"lists with room", func(m *NoteMeta) { m.Aliases, m.Tags = make([]string, 1, 9), append(make([]string, 0, 5), "a", "b") }, true, true},
+		{"title at 16 bits", func(m *NoteMeta) { m.Title = strings.Repeat("t", math.MaxUint16) }, true, false},
+		{"title past 16 bits", func(m *NoteMeta) { m.Title = strings.Repeat("é", 40000) }, true, false},
+		{"long title, wide", func(m *NoteMeta) { m.Title, m.Size = strings.Repeat("w", 70000), 1<<32 }, true, false},
+		{"empty path, a title", func(m *NoteMeta) { m.Path, m.Title = "", "Orphan" }, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := base
@@ -55,23 +67,31 @@ func TestNoteRecRoundTrip(t *testing.T) {
 			if r.is(hashHex) != tt.packed {
 				t.Errorf("hash %q held packed %v, want %v", m.Hash, r.is(hashHex), tt.packed)
 			}
-			if r.is(named) != tt.named || (r.is(named) && r.title != "") {
-				t.Errorf("title %q of %s held as %q, named %v; want named %v", m.Title, m.Path, r.title, r.is(named), tt.named)
+			if r.is(named) != tt.named || (r.is(named) && r.tlen != 0) {
+				t.Errorf("title %q of %s held with length %d, named %v; want named %v", m.Title, m.Path, r.tlen, r.is(named), tt.named)
+			}
+			long := !tt.named && (len(m.Title) > math.MaxUint16 || m.Path == "")
+			if r.is(longTitle) != long || long && r.lists.ext.title != m.Title {
+				t.Errorf("title of %d bytes held apart %v, want %v", len(m.Title), r.is(longTitle), long)
 			}
 			narrow := m.Size <= math.MaxUint32
 			for _, l := range m.lens {
 				narrow = narrow && l <= math.MaxUint16
 			}
-			if r.is(wide) == narrow || narrow && r.lists != nil && r.lists.ext != nil && r.lists.ext.oddHash == "" {
+			if r.is(wide) == narrow || narrow && r.lists != nil && r.lists.ext != nil && r.lists.ext.oddHash == "" && r.lists.ext.title == "" {
 				t.Errorf("size %d, lens %v held wide %v", m.Size, m.lens, r.is(wide))
 			}
 			if tt.packed && r.oddHash() != "" || !tt.packed && r.oddHash() != m.Hash {
 				t.Errorf("hash %q held apart as %q", m.Hash, r.oddHash())
 			}
-			if (r.lists == nil) != (m.Aliases == nil && m.Tags == nil && r.oddHash() == "" && narrow) {
+			if (r.lists == nil) != (m.Aliases == nil && m.Tags == nil && r.oddHash() == "" && narrow && !long) {
 				t.Errorf("lists %+v for aliases %q, tags %q, hash %q", r.lists, m.Aliases, m.Tags, m.Hash)
 			}
 			got := r.meta()
+			if cap(got.Aliases) != len(got.Aliases) || cap(got.Tags) != len(got.Tags) {
+				t.Errorf("lists with room to append in place: aliases %d of %d, tags %d of %d",
+					len(got.Aliases), cap(got.Aliases), len(got.Tags), cap(got.Tags))
+			}
 			if !reflect.DeepEqual(got, m) {
 				t.Errorf("round trip:\n got %+v\nwant %+v", got, m)
 			}
@@ -109,23 +129,33 @@ func TestNoteRecRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The store keeps dates as instants, not their zone.
-			if got := decoded.meta(); !sameMeta(got, m) || decoded.flags&^dateUTC != r.flags&^dateUTC {
-				t.Errorf("decoded from the store:\n got %+v (flags %b)\nwant %+v (flags %b)", got, decoded.flags, m, r.flags)
+			// The store keeps dates as instants, not their zone, and empty
+			// lists as none.
+			stored := m
+			stored.Aliases, stored.Tags = slices.Clip(stored.Aliases), slices.Clip(stored.Tags)
+			if len(stored.Aliases) == 0 {
+				stored.Aliases = nil
+			}
+			if len(stored.Tags) == 0 {
+				stored.Tags = nil
+			}
+			if got := decoded.meta(); !sameMeta(got, stored) || decoded.flags&^dateUTC != r.flags&^dateUTC {
+				t.Errorf("decoded from the store:\n got %+v (flags %b)\nwant %+v (flags %b)", got, decoded.flags, stored, r.flags)
 			}
 		})
 	}
 }
 
 // TestNoteRecSize keeps the record of a note in the size class it was made
-// for: 8 bytes more take it to the next (144 bytes); a NoteMeta is 224 and
-// a hash string of 64 more. The lists stay in theirs (64 bytes).
+// for: 8 bytes more take it to the next (128 bytes); a NoteMeta is 224 and
+// a hash string of 64 more. The lists stay in theirs (32 bytes; 64 as
+// slices).
 func TestNoteRecSize(t *testing.T) {
-	if n := unsafe.Sizeof(noteRec{}); n > 128 {
-		t.Errorf("noteRec is %d bytes, want at most 128", n)
+	if n := unsafe.Sizeof(noteRec{}); n > 112 {
+		t.Errorf("noteRec is %d bytes, want at most 112", n)
 	}
-	if n := unsafe.Sizeof(noteLists{}); n > 64 {
-		t.Errorf("noteLists is %d bytes, want at most 64", n)
+	if n := unsafe.Sizeof(noteLists{}); n > 32 {
+		t.Errorf("noteLists is %d bytes, want at most 32", n)
 	}
 }
 
@@ -151,4 +181,48 @@ func TestDecodeNoteRecAllocations(t *testing.T) {
 	if !sameMeta(got.meta(), *m) {
 		t.Errorf("decoded %+v, want %+v", got.meta(), *m)
 	}
+}
+
+// TestTitlesBesidePaths checks that titles held right after their paths
+// (in arena blocks, past a block's end, or alone for a record made from a
+// NoteMeta) read back as they were, after collections, while the records
+// alone hold their memory.
+func TestTitlesBesidePaths(t *testing.T) {
+	const n = 3000
+	arena := &strArena{size: 4 << 10}
+	in := newTagInterner()
+	recs := make([]*noteRec, 0, 2*n)
+	want := make([]NoteMeta, 0, 2*n)
+	for i := range n {
+		m := NoteMeta{
+			Path:  fmt.Sprintf("folder %d/Note %d.md", i%13, i),
+			Title: strings.Repeat(fmt.Sprintf("title %d ", i), i%7),
+			MTime: time.Unix(int64(i), 0), Size: int64(i),
+		}
+		if i%5 == 0 {
+			m.Title = baseTitle(m.Path)
+		}
+		if i%101 == 0 {
+			m.Title = strings.Repeat("x", 600) // past an eighth of the block: not in the arena
+		}
+		r, err := decodeNoteRec([]byte(m.Path), appendNoteRecord(nil, &m), in, arena)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r, recOf(&m))
+		want = append(want, m, m)
+	}
+	in, arena = nil, nil
+	runtime.GC()
+	junk := make([][]byte, 0, 1000)
+	for i := range 1000 { // reuse of freed memory shows as changed bytes
+		junk = append(junk, bytes.Repeat([]byte{byte(i)}, 64+i%200))
+	}
+	runtime.GC()
+	for i, r := range recs {
+		if r.Path != want[i].Path || r.Title() != want[i].Title {
+			t.Fatalf("record %d: path %q, title %q; want %q, %q", i, r.Path, r.Title(), want[i].Path, want[i].Title)
+		}
+	}
+	runtime.KeepAlive(junk)
 }

@@ -220,7 +220,7 @@ func (s *noteStore) load() (storeState, error) {
 		if b := tx.Bucket(bucketNotes); b != nil {
 			tags, arena := newTagInterner(), &strArena{}
 			err := b.ForEach(func(k, v []byte) error {
-				m, err := decodeNoteRec(arena.str(k), v, tags, arena)
+				m, err := decodeNoteRec(k, v, tags, arena)
 				if err != nil {
 					return fmt.Errorf("record of %q: %w", k, err)
 				}

@@ -314,14 +314,10 @@ func (r *stateReader) tagList(in *tagInterner) []string {
 // kept (a title that is the file's name, the hash's hex digits, a
 // NoteMeta): at 100,000 notes such short-lived objects left the objects
 // kept beside them in pages a third full.
-func decodeNoteRec(path string, b []byte, in *tagInterner, arena *strArena) (*noteRec, error) {
+func decodeNoteRec[S ~string | ~[]byte](path S, b []byte, in *tagInterner, arena *strArena) (*noteRec, error) {
 	r := &stateReader{b: b}
-	m := &noteRec{Path: path}
-	if title := r.raw(); string(title) == baseTitle(path) {
-		m.set(named, true)
-	} else {
-		m.title = arena.str(title)
-	}
+	m := &noteRec{}
+	long := setPathTitle(m, arena, path, r.raw())
 	aliases := r.strs()
 	tags := r.tagList(in)
 	m.mtime = r.varint()
@@ -347,7 +343,7 @@ func decodeNoteRec(path string, b []byte, in *tagInterner, arena *strArena) (*no
 		}
 		lens = &read
 	}
-	m.lists = in.listsOf(aliases, tags, m.setNumbers(size, lens, odd))
+	m.lists = in.listsOf(aliases, tags, m.setRest(size, lens, odd, long))
 	m.inHash, m.outHash = r.u64(), r.u64()
 	r.rawLinkKeys()
 	if r.err == nil && len(r.b) > 0 {
