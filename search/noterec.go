@@ -61,11 +61,13 @@ func (r *noteRec) set(f recFlags, on bool) {
 // noteLists are the aliases and tags of a note, and what few notes have
 // (noteExt): what most notes have none of, and the notes loaded from the
 // store with the same tags share. Each list is held as the pointer to its
-// first string and its length, without the capacity of a slice (the
+// first element and its length, without the capacity of a slice (the
 // lists are never appended to in place: their capacity is their length):
 // 32 bytes instead of 56 in a class of 64, 1.6 MB less at 100,000 notes.
+// The tags are held as their numbers (tagIDs).
 type noteLists struct {
-	aliases, tags   *string // nil: a nil list
+	aliases         *string // nil: a nil list
+	tags            *uint32 // nil: a nil list
 	ext             *noteExt
 	nAliases, nTags uint32
 }
@@ -81,7 +83,7 @@ type noteExt struct {
 }
 
 // listsOf returns the lists of a note, nil when it has none.
-func listsOf(aliases, tags []string, ext *noteExt) *noteLists {
+func listsOf(aliases []string, tags []uint32, ext *noteExt) *noteLists {
 	if aliases == nil && tags == nil && ext == nil {
 		return nil
 	}
@@ -177,8 +179,8 @@ func (r *noteRec) fieldLens() ([numLenFields]int32, bool) {
 	return out, true
 }
 
-// listAt returns the list of n strings from p (nil when p is), with its
-// capacity its length.
+// listAt returns the list of n strings from p (nil when p is nil), with
+// its capacity its length.
 func listAt(p *string, n uint32) []string {
 	if p == nil {
 		return nil
@@ -194,12 +196,12 @@ func (r *noteRec) Aliases() []string {
 	return listAt(r.lists.aliases, r.lists.nAliases)
 }
 
-// Tags returns the note's tags (shared: not to be modified).
+// Tags returns the note's tags, in a new slice.
 func (r *noteRec) Tags() []string {
 	if r.lists == nil {
 		return nil
 	}
-	return listAt(r.lists.tags, r.lists.nTags)
+	return tagsAt(r.lists.tags, r.lists.nTags)
 }
 
 // recOf returns the record of m, without its link keys.
@@ -222,7 +224,7 @@ func recOf(m *NoteMeta) *noteRec {
 	if m.hasLens {
 		lens = &m.lens
 	}
-	r.lists = listsOf(m.Aliases, m.Tags, r.setRest(m.Size, lens, odd, long))
+	r.lists = listsOf(m.Aliases, tagIDsOf(m.Tags), r.setRest(m.Size, lens, odd, long))
 	return r
 }
 

@@ -102,8 +102,19 @@ func TestLoadedTagsShared(t *testing.T) {
 	if unsafe.StringData(a[0]) != unsafe.StringData(b[1]) || unsafe.StringData(a[1]) != unsafe.StringData(b[0]) {
 		t.Error("the same tag of two notes is held twice")
 	}
-	if d := got["d.md"].Tags(); unsafe.SliceData(a) != unsafe.SliceData(d) || cap(d) != len(d) {
-		t.Errorf("the same list of tags of two notes is held twice, or can be appended to in place (cap %d, len %d)", cap(d), len(d))
+	la, lb, lc := got["a.md"].lists, got["b.md"].lists, got["c.md"].lists
+	if la.tags == nil || la.nTags != 2 || lb.nTags != 2 || lc.nTags != 1 {
+		t.Fatalf("tags held as %d, %d and %d numbers, want 2, 2 and 1", la.nTags, lb.nTags, lc.nTags)
+	}
+	ids := func(l *noteLists) []uint32 { return unsafe.Slice(l.tags, l.nTags) }
+	if ia, ib := ids(la), ids(lb); ia[0] != ib[1] || ia[1] != ib[0] || ia[0] == ia[1] || ids(lc)[0] == ia[0] {
+		t.Errorf("tags numbered %v, %v and %v: want the same tag under one number, others under others", ia, ib, ids(lc))
+	}
+	if d := got["d.md"].lists; d.tags != la.tags {
+		t.Error("the same list of tags of two notes is held twice")
+	}
+	if a := got["a.md"].Tags(); unsafe.SliceData(a) == unsafe.SliceData(got["a.md"].Tags()) {
+		t.Error("Tags hands out the same slice twice: a caller's change would reach the next")
 	}
 	if got["a.md"].lists != got["d.md"].lists || got["a.md"].lists == got["b.md"].lists {
 		t.Error("two notes with the same tags alone do not share their lists, or two with other tags do")
