@@ -89,11 +89,11 @@ func TestServingGCPercent(t *testing.T) {
 		want int
 	}{
 		{0, 100, 100},
-		{12 << 20, 100, 100},              // a small vault: Go's own growth
+		{10 << 20, 100, 100},              // a small vault: Go's own growth
 		{servingHeadroom, 100, 100},       // exactly the headroom
-		{32 << 20, 100, 50},               // 16 MiB past 32 MiB live
-		{40 << 20, 200, 40},               // the process's own percent, capped too
-		{10 << 20, 200, 160},              // ... to the headroom only
+		{32 << 20, 100, 37},               // 12 MiB past 32 MiB live
+		{40 << 20, 200, 30},               // the process's own percent, capped too
+		{8 << 20, 200, 150},               // ... to the headroom only
 		{1 << 30, 100, minServingGC},      // never below the floor
 		{128 << 20, -1, -1},               // collector off: left off
 		{128 << 20, minServingGC - 5, 20}, // under the floor already
