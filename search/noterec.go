@@ -19,7 +19,7 @@ import (
 // 19 MB less live heap at 100,000 notes. A title that is the file's name
 // (most notes have no other) is not held again: it is cut from the path
 // when asked for. Another title is held right after the path's bytes, in
-// the same allocation, and found by its length (titleLen): a string
+// the same allocation, and found by its length (tlen): a string
 // header a note less. NoteMeta values are made from it when asked for
 // (meta).
 type noteRec struct {
@@ -48,8 +48,10 @@ const (
 	longTitle          // the title is lists.ext.title: past tlen, or the path is empty
 )
 
+// is reports whether the record has the fact f.
 func (r *noteRec) is(f recFlags) bool { return r.flags&f != 0 }
 
+// set gives the record the fact f, or takes it away.
 func (r *noteRec) set(f recFlags, on bool) {
 	if on {
 		r.flags |= f
