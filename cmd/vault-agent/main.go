@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -33,6 +34,13 @@ func (e *exitError) Error() string {
 	}
 	return e.err.Error()
 }
+
+// No heap profile is ever taken of vault-agent, so its allocations are not
+// sampled: the runtime's profiling records, one per sampled call stack,
+// held 1.6 MB in a server that had answered 1,000 searches of a
+// 100,000-note vault. Set in init, before main allocates, as the runtime
+// asks (its package docs: "as early as possible").
+func init() { runtime.MemProfileRate = 0 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

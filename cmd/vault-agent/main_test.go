@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -414,5 +415,13 @@ func TestProgressLines(t *testing.T) {
 	p.finish()
 	if n := strings.Count(b.String(), "indexing: 300/300 notes (100%)"); n != 1 || strings.Count(b.String(), "\n") != 10 {
 		t.Errorf("progress:\n%s", b.String())
+	}
+}
+
+// TestNoMemoryProfiling checks that the program samples no allocations:
+// nothing reads a heap profile of it, and the samples' records cost memory.
+func TestNoMemoryProfiling(t *testing.T) {
+	if runtime.MemProfileRate != 0 {
+		t.Errorf("runtime.MemProfileRate = %d, want 0", runtime.MemProfileRate)
 	}
 }
