@@ -140,6 +140,9 @@ func (ix *Index) exactTitles(key string) []string {
 // literalTitles returns the notes of exact whose title or alias is text
 // as typed, but for case and spacing.
 func (ix *Index) literalTitles(exact []string, text string) []string {
+	if len(exact) == 0 {
+		return nil
+	}
 	want := literalKey(text)
 	var out []string
 	ix.mu.RLock()
