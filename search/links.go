@@ -557,10 +557,7 @@ func (ix *Index) keys() *keyIndex {
 		return k
 	}
 	ix.buildTable(func(notes *noteMap) {
-		paths := make([]string, 0, notes.len())
-		for m := range notes.all() {
-			paths = append(paths, m.Path)
-		}
+		paths := notes.paths()
 		slices.Sort(paths)
 		k = newKeyIndex(paths)
 	}, func(old, m *noteRec) {

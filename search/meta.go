@@ -150,11 +150,7 @@ func (ix *Index) pathTables() *pathTable {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.paths == nil {
-		ps := make([]string, 0, ix.meta.len())
-		for m := range ix.meta.all() {
-			ps = append(ps, m.Path)
-		}
-		ix.paths = newPathTable(ps)
+		ix.paths = newPathTable(ix.meta.paths())
 	}
 	return ix.paths
 }

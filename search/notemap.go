@@ -130,6 +130,15 @@ func (t *noteMap) all() iter.Seq[*noteRec] {
 	}
 }
 
+// paths returns the paths of the notes, in no particular order.
+func (t *noteMap) paths() []string {
+	ps := make([]string, 0, t.n)
+	for r := range t.all() {
+		ps = append(ps, r.Path)
+	}
+	return ps
+}
+
 // clone returns a copy of the table (the records shared).
 func (t *noteMap) clone() *noteMap {
 	c := *t

@@ -190,6 +190,9 @@ func listAt(p *string, n uint32) []string {
 	return unsafe.Slice(p, n)
 }
 
+// names returns the note's title and then its aliases, in a new slice.
+func (r *noteRec) names() []string { return append([]string{r.Title()}, r.Aliases()...) }
+
 // Aliases returns the note's aliases (shared: not to be modified).
 func (r *noteRec) Aliases() []string {
 	if r.lists == nil {

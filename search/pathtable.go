@@ -83,12 +83,7 @@ func (t *pathTable) fileKeyOf(i int) (key string, span string, folded bool) {
 	}
 	// lowerFileKey of an ASCII path lower-cased, cut from the path itself:
 	// lower-casing ASCII keeps every byte where it was.
-	p := t.paths[i]
-	p = path.Base(p)
-	if n := len(p); n >= 3 && p[n-3] == '.' && p[n-2]|0x20 == 'm' && p[n-1]|0x20 == 'd' {
-		p = p[:n-3]
-	}
-	return "", p, false
+	return "", baseTitle(path.Base(t.paths[i])), false
 }
 
 // fileKeyIs reports whether the file key of the i-th path is name.

@@ -152,7 +152,7 @@ func (ix *Index) literalTitles(exact []string, text string) []string {
 		if m == nil || slices.Contains(out, p) {
 			continue
 		}
-		if literalKey(m.Title()) == want || slices.ContainsFunc(m.Aliases(), func(a string) bool { return literalKey(a) == want }) {
+		if slices.ContainsFunc(m.names(), func(n string) bool { return literalKey(n) == want }) {
 			out = append(out, p)
 		}
 	}
@@ -303,7 +303,7 @@ func addTitleWords(vocab *wordCounts, m *noteRec, d int, words *strArena) {
 		return
 	}
 	seen := map[string]bool{}
-	for _, s := range append([]string{m.Title()}, m.Aliases()...) {
+	for _, s := range m.names() {
 		for _, w := range titleWords(s) {
 			if !seen[w] {
 				seen[w] = true
@@ -315,7 +315,7 @@ func addTitleWords(vocab *wordCounts, m *noteRec, d int, words *strArena) {
 
 func (ix *Index) noteTitleKeys(m *noteRec) []string {
 	var keys []string
-	for _, s := range append([]string{m.Title()}, m.Aliases()...) {
+	for _, s := range m.names() {
 		if k := titleKey(ix.textAn, s); k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}

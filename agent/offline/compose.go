@@ -233,6 +233,11 @@ func (st *convState) answerFrom(srcs []source, rel relevance, picks []notePick) 
 	return st.unresolvedNote() + b.String()
 }
 
+// bestHitHolding reports whether the note is the search's best hit and
+// holds a word of the question: where a reader would look next when the
+// answer leads with another note, or when none answers.
+func (p notePick) bestHitHolding(rel relevance) bool { return p.search >= 1 && rel.count(p.set) > 0 }
+
 // othersOf weighs the notes read other than the lead: a note the goal
 // names is quoted whatever its words; another is quoted as a supporting
 // point when it holds supportCover of the question, adds supportAdds of
@@ -251,10 +256,8 @@ func (st *convState) othersOf(srcs []source, picks []notePick, lead int, rel rel
 			if line := st.supportLine(srcs, p, rel, cite, true); line != "" {
 				support = append(support, line)
 			}
-		case p.search >= 1 && !st.namedOnly() && rel.count(p.set) > 0:
-			// The search's best hit, weighed over every field of every
-			// note, is where a reader would look next when the answer
-			// leads with another note.
+		case p.bestHitHolding(rel):
+			// Weighed over every field of every note, it is named first.
 			seeAlso = append(seeAlso, p.src)
 		case p.search < seeAlsoScore:
 		case len(support) < maxSupport && p.search >= supportScore && rel.cover(p.set) >= supportCover && rel.adds(covered, p.set) >= supportAdds:
@@ -565,7 +568,7 @@ func nearestNotes(picks []notePick, rel relevance) []notePick {
 	var out []notePick
 	bestHit := -1
 	for i, p := range order {
-		if p.search >= 1 && rel.count(p.set) > 0 {
+		if p.bestHitHolding(rel) {
 			bestHit = i
 		}
 		if len(out) == maxNearest || rel.count(p.set) == 0 || len(out) > 0 && rel.cover(p.set) < nearestShare*rel.cover(out[0].set) {
