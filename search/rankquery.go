@@ -88,13 +88,14 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	if len(q.words) == 0 {
 		return nil
 	}
-	full := titleKey(ix.textAn, strings.Join(texts, " "))
+	text := strings.Join(texts, " ")
+	full := titleKey(ix.textAn, text)
 	q.exact = ix.exactTitles(full)
 	sort.Strings(content)
 	if k := strings.Join(content, " "); k != full && k != "" {
 		q.exact = append(q.exact, ix.exactTitles(k)...)
 	}
-	q.literal = ix.literalTitles(q.exact, strings.Join(texts, " "))
+	q.literal = ix.literalTitles(q.exact, text)
 	return q
 }
 
