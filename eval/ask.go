@@ -99,10 +99,11 @@ func (a *Asks) Hits() int { return a.Summarize(nil).Hits }
 var reCitation = regexp.MustCompile(`\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]`)
 
 // Citations returns the targets of the [[wikilinks]] of an answer, in
-// order, without repeats.
+// order, without repeats. A wikilink inside a fenced code block is code
+// quoted from a note ("![[Document.pdf]]"), not a citation.
 func Citations(answer string) []string {
 	var out []string
-	for _, m := range reCitation.FindAllStringSubmatch(answer, -1) {
+	for _, m := range reCitation.FindAllStringSubmatch(strings.Join(proseOf(answer), "\n"), -1) {
 		t := strings.TrimSpace(m[1])
 		if t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
@@ -117,8 +118,28 @@ var reSourcesLine = regexp.MustCompile(`(?i)^\s*(?:\*\*)?(?:sources?(?:\*\*)?\s*
 // "Sources:" list and "See also" lines.
 func citedLines(answer string) []string {
 	var out []string
-	for _, line := range strings.Split(answer, "\n") {
+	for _, line := range proseOf(answer) {
 		if reCitation.MatchString(line) && !reSourcesLine.MatchString(line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// proseOf returns the lines of answer outside fenced code blocks.
+func proseOf(answer string) []string {
+	var out []string
+	fence := ""
+	for _, line := range strings.Split(answer, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fence = t[:3]
+		default:
 			out = append(out, line)
 		}
 	}

@@ -181,6 +181,8 @@ func TestJudgeAnswerLines(t *testing.T) {
 		{"no citation", "Nothing here.", false, false, 0, 0},
 		{"see also line", "Gamma says [[Gamma]].\n\nSee also [[Alpha]] and [[Beta]].", false, true, 1, 0},
 		{"see also first", "See also [[Beta]].\n\nAlpha says [[Alpha]].", false, true, 1, 0},
+		{"code quoted", "Beta says [[Beta]]:\n\n```md\n![[Gamma]]\n```\n\n- and [[Alpha]]", true, true, 2, 1},
+		{"code only", "```\n[[Beta]]\n```", false, false, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
