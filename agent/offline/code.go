@@ -16,54 +16,65 @@ const (
 	codeRunes = 1200
 )
 
-// codeListing is the first fenced code block of content, as written, with
-// the heading it sits under (heading until content's first heading line),
-// cut at codeLines lines or codeRunes; ok is false when content has none
-// with text. cut reports whether lines were left out.
+// codeListing is a fenced code block as written (less the indentation of
+// its fence), with the heading it sits under, cut at codeLines lines or
+// codeRunes. cut reports whether lines were left out.
 type codeListing struct {
 	lang, heading string
 	lines         []string
 	cut           bool
+	indent        int // the indentation of the fence
+	runes         int
 }
 
-// firstCode finds the first fenced code block of content.
+// add appends a line of the block, unless the listing is full.
+func (c *codeListing) add(l string) {
+	if c.cut {
+		return
+	}
+	if len(c.lines) == codeLines || c.runes > 0 && c.runes+len(l) > codeRunes {
+		c.cut = true
+		return
+	}
+	// The block's lines are indented as its fence is (inside a list
+	// item): that indentation is the list's, not the code's.
+	for i := 0; i < c.indent && len(l) > 0 && (l[0] == ' ' || l[0] == '\t'); i++ {
+		l = l[1:]
+	}
+	c.lines = append(c.lines, l)
+	c.runes += len(l) + 1
+}
+
+// head is the listing cut at n lines.
+func (c codeListing) head(n int) codeListing {
+	if len(c.lines) <= n {
+		return c
+	}
+	c.lines, c.cut, c.runes = c.lines[:n], true, 0
+	for _, l := range c.lines {
+		c.runes += len(l) + 1
+	}
+	return c
+}
+
+// empty reports whether the listing holds no text.
+func (c codeListing) empty() bool { return strings.TrimSpace(strings.Join(c.lines, "")) == "" }
+
+// firstCode finds the first fenced code block of content, with the
+// heading it sits under (heading until content's first heading line); ok
+// is false when content has none with text.
 func firstCode(content, heading string) (codeListing, bool) {
-	var c codeListing
-	fence, n := "", 0
-	for _, l := range strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n") {
-		t := strings.TrimSpace(l)
-		if fence == "" {
-			if m := reHeadingLine.FindStringSubmatch(t); m != nil {
-				heading = cleanHeading(m[2])
-				continue
-			}
-			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-				fence = t[:3]
-				c = codeListing{lang: strings.TrimSpace(strings.Trim(t, "`~")), heading: heading}
-			}
-			continue
+	var found *codeListing
+	proseLines(content, &heading, func(string) {}, func() {}, func(c codeListing) {
+		if found == nil && !c.empty() {
+			c.heading = heading
+			found = &c
 		}
-		if strings.HasPrefix(t, fence) {
-			if strings.TrimSpace(strings.Join(c.lines, "")) != "" {
-				return c, true
-			}
-			fence, n = "", 0
-			continue
-		}
-		if c.cut {
-			continue
-		}
-		if len(c.lines) == codeLines || n > 0 && n+len(l) > codeRunes {
-			c.cut = true
-			continue
-		}
-		c.lines = append(c.lines, l)
-		n += len(l) + 1
+	})
+	if found == nil {
+		return codeListing{}, false
 	}
-	if fence != "" && strings.TrimSpace(strings.Join(c.lines, "")) != "" {
-		return c, true // a block the chunk boundary cut
-	}
-	return codeListing{}, false
+	return *found, true
 }
 
 // render writes the listing as a fenced block, saying so when it was cut.

@@ -33,3 +33,71 @@ func TestCodeOnlyNoteIsQuotedByItsCode(t *testing.T) {
 		t.Error("an empty code block is a listing")
 	}
 }
+
+// TestCodeGoesWithTheItemThatIntroducesIt: in a page of commands (each a
+// list item ending with a colon, then the command on a line of its own),
+// the answer quotes the items about the question with their commands, not
+// the item alone ending on its colon, and leaves out the items about other
+// things.
+func TestCodeGoesWithTheItemThatIntroducesIt(t *testing.T) {
+	page := "# lsof\n\n> List open files and the processes that opened them.\n\n" +
+		"- Find the processes that have a given file open:\n\n`lsof {{path/to/file}}`\n\n" +
+		"- Find the process that opened a local internet port:\n\n`lsof -i :{{port}}`\n\n" +
+		"- Only output the process ID:\n\n`lsof -t {{path/to/file}}`\n\n" +
+		"- List files opened by the given user:\n\n`lsof -u {{username}}`\n\n" +
+		"- Find the process that is listening on a local IPv6 TCP port:\n\n`lsof -i6TCP:{{port}} -sTCP:LISTEN`\n"
+	answer := answerOver(t, map[string]string{
+		"common/lsof.md": page,
+		"common/ls.md":   "# ls\n\n> List the contents of a directory.\n\n- List files one per line:\n\n`ls -1`\n",
+	}, "find the process listening on a port")
+	want := "From [[lsof]]:\n\n" +
+		"- Find the process that opened a local internet port:\n  ```\n  lsof -i :{{port}}\n  ```\n" +
+		"- Find the process that is listening on a local IPv6 TCP port:\n  ```\n  lsof -i6TCP:{{port}} -sTCP:LISTEN\n  ```\n\n" +
+		"(3 more items of this list in the note are about other things.)"
+	if !strings.HasPrefix(answer, want) {
+		t.Errorf("the commands are not quoted with their items:\n%s\nwant prefix:\n%s", answer, want)
+	}
+}
+
+// TestStepsKeepTheirCode: a fenced block inside a step belongs to it: the
+// steps go on after it with their numbers, the block is quoted under its
+// step without the list's indentation, and text after the block reads
+// after it.
+func TestStepsKeepTheirCode(t *testing.T) {
+	blocks := parseBlocks("## Install\n\n1. Install the dependencies:\n   ```sh\n   npm ci\n     --quiet\n   ```\n   It takes a minute.\n2. Start the server.\n3. Open the page.\n", "")
+	if len(blocks) != 1 || blocks[0].kind != stepsBlock || len(blocks[0].items) != 3 {
+		t.Fatalf("blocks = %+v", blocks)
+	}
+	want := "1. Install the dependencies:\n   ```sh\n   npm ci\n     --quiet\n   ```\n\n   It takes a minute.\n2. Start the server.\n3. Open the page."
+	if got, _ := renderBlock(blocks[0], 0); got != want {
+		t.Errorf("steps = %q, want %q", got, want)
+	}
+	var long strings.Builder
+	long.WriteString("- Run this:\n  ```\n")
+	for i := 0; i < itemCodeLines+3; i++ {
+		long.WriteString("  step\n")
+	}
+	long.WriteString("  ```\n- Done.\n")
+	got, _ := renderBlock(parseBlocks(long.String(), "")[0], 0)
+	if strings.Count(got, "step") != itemCodeLines || !strings.Contains(got, "(The listing goes on in the note.)") || !strings.HasSuffix(got, "- Done.") {
+		t.Errorf("an item's long code is not cut:\n%s", got)
+	}
+}
+
+// TestParagraphIntroducesCode: the command a sentence introduces comes
+// after the quoted sentence and its citation; a code block after a
+// paragraph that does not introduce it is left out as before.
+func TestParagraphIntroducesCode(t *testing.T) {
+	answer := answerOver(t, map[string]string{
+		"Deploy.md": "# Deploy\n\n## Build the site\n\nTo build the site for production, run the following command:\n\n```sh\nnpm run build\n```\n",
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n\n```\nnot quoted\n```\n",
+	}, "how do I build the site for production")
+	want := "To build the site for production, run the following command: [[Deploy#Build the site]]\n\n```sh\nnpm run build\n```"
+	if !strings.HasPrefix(answer, want) {
+		t.Errorf("the command is not quoted after its sentence:\n%s\nwant prefix:\n%s", answer, want)
+	}
+	blocks := parseBlocks("The tomatoes went in on Sunday.\n\n```\nnot quoted\n```\n\nThen it rained.\n", "")
+	if len(blocks) != 2 || blocks[0].items[0].code != nil {
+		t.Errorf("code went with a sentence that does not introduce it: %+v", blocks)
+	}
+}

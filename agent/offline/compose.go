@@ -41,6 +41,10 @@ const (
 	// named under "See also".
 	seeAlsoCover = 0.34
 	seeAlsoScore = 0.5
+	// itemShare is the score (relevance.score) an item of a list must
+	// reach, relative to the list's best item, to be quoted when the
+	// list is cut to the items that hold the question.
+	itemShare = 0.5
 	// maxSupport and maxSeeAlso bound the notes quoted or named.
 	maxSupport = 2
 	maxSeeAlso = 3
@@ -376,6 +380,7 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 	}
 	text, cut := renderBlock(blk, firstSentence(blk, rel))
 	paras := []string{text}
+	codes := []string{paraCode(blk, text)}
 	n := len([]rune(text))
 	for j := i + 1; !cut && j < len(p.blocks); j++ {
 		next := p.blocks[j]
@@ -387,6 +392,7 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 			break
 		}
 		paras = append(paras, more)
+		codes = append(codes, paraCode(next, more))
 		n += len([]rune(more))
 	}
 	if len(paras) == 1 && isLabel(blk) {
@@ -404,10 +410,35 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 				break
 			}
 			paras = append([]string{more}, paras...)
+			codes = append([]string{paraCode(prev, more)}, codes...)
 			n += len([]rune(more))
 		}
 	}
-	return strings.Join(paras, "\n\n") + " " + c
+	var out strings.Builder
+	for k, para := range paras {
+		if k > 0 {
+			out.WriteString("\n\n")
+		}
+		out.WriteString(para)
+		if k == len(paras)-1 {
+			out.WriteString(" " + c)
+		}
+		if codes[k] != "" {
+			out.WriteString("\n\n" + codes[k])
+		}
+	}
+	return out.String()
+}
+
+// paraCode is the code block a paragraph introduces, rendered, when text,
+// the paragraph as quoted, reaches the sentence that introduces it; "" for
+// none.
+func paraCode(b block, text string) string {
+	last := b.items[len(b.items)-1]
+	if last.code == nil || !strings.HasSuffix(text, last.text) {
+		return ""
+	}
+	return last.code.render()
 }
 
 // renderList renders a list, steps or a table, saying so when it was cut.
@@ -437,6 +468,7 @@ func relevantItems(b block, rel relevance) block {
 	}
 	type group struct {
 		items []blockItem
+		text  string
 		hit   bool
 	}
 	var groups []group
@@ -446,13 +478,20 @@ func relevantItems(b block, rel relevance) block {
 		}
 		g := &groups[len(groups)-1]
 		g.items = append(g.items, it)
-		if rel.count(stemSet(it.text)) > 0 {
-			g.hit = true
-		}
+		g.text += " " + it.text
+	}
+	scores := make([]float64, len(groups))
+	best := 0.0
+	for i, g := range groups {
+		scores[i] = rel.score(stemSet(g.text))
+		best = max(best, scores[i])
 	}
 	hits := 0
-	for _, g := range groups {
-		if g.hit {
+	for i := range groups {
+		// An item that holds a word of the question but far less of
+		// it than the best item is about something else.
+		if scores[i] > 0 && scores[i] >= itemShare*best {
+			groups[i].hit = true
 			hits++
 		}
 	}

@@ -33,6 +33,11 @@ type blockItem struct {
 	links []string
 	// cells are a table row's cells, as plain text; text is them joined.
 	cells []string
+	// code is the code block that goes with it: one inside its list item,
+	// or right after a sentence or item that introduces it ("run:").
+	code *codeListing
+	// tail is the item's text after its code block.
+	tail string
 }
 
 // linkNames are the keys (vault.LinkKey) of the notes a line of markdown
@@ -79,10 +84,14 @@ func (b block) text() string {
 // introduces reports whether the block is a paragraph ending with a colon:
 // the sentence that opens the list or steps after it.
 func (b block) introduces() bool {
-	return b.kind == paragraphBlock && len(b.items) > 0 && strings.HasSuffix(b.items[len(b.items)-1].text, ":")
+	return b.kind == paragraphBlock && len(b.items) > 0 && introduces(b.items[len(b.items)-1].text)
 }
 
+// introduces reports whether a sentence or item opens what follows it.
+func introduces(text string) bool { return strings.HasSuffix(text, ":") }
+
 var (
+	reCodeLine  = regexp.MustCompile("^`([^`]+)`$")
 	reListLine  = regexp.MustCompile(`^(\s*)([-*+]|\d{1,3}[.)])\s+(?:\[[ xX/-]\]\s+)?(.*)$`)
 	reCallout   = regexp.MustCompile(`^\[![^\]]+\][+-]?\s*`)
 	reQuoteMark = regexp.MustCompile(`^(?:>\s?)+`)
@@ -132,6 +141,36 @@ func parseBlocks(content, heading string) []block {
 		}
 	}
 	flush := func() { flushPara(); flushList(); flushTable() }
+	// attach gives a code block to the item it belongs to: the last item
+	// of the open list when the block is inside it (indented, or with no
+	// blank line before it) or when that item introduces it, else the
+	// last sentence of the paragraph just before it when that sentence
+	// introduces it. It reports whether it did; a code block that goes
+	// with nothing is left out, as code is, and ends what was open.
+	attach := func(c codeListing) bool {
+		if c.empty() {
+			return false
+		}
+		flushPara()
+		flushTable()
+		if list != nil && len(list.items) > 0 {
+			last := &list.items[len(list.items)-1]
+			if last.code == nil && (!blank || c.indent > 0 || introduces(last.text)) {
+				last.code = &c
+				return true
+			}
+			flushList()
+			return false
+		}
+		if n := len(out); n > 0 && out[n-1].kind == paragraphBlock && out[n-1].heading == heading && out[n-1].introduces() {
+			last := &out[n-1].items[len(out[n-1].items)-1]
+			if last.code == nil {
+				last.code = &c
+				return true
+			}
+		}
+		return false
+	}
 	proseLines(content, &heading, func(line string) {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, ">") {
@@ -172,6 +211,13 @@ func parseBlocks(content, heading string) []block {
 			flush()
 			return
 		}
+		if m := reCodeLine.FindStringSubmatch(t); m != nil && len(para) == 0 {
+			// A line that is all code ("`lsof -i :8080`") after what
+			// introduces it is that item's code block.
+			if attach(codeListing{lines: []string{m[1]}, indent: indentWidth(line)}) {
+				return
+			}
+		}
 		if m := reListLine.FindStringSubmatch(line); m != nil {
 			flushPara()
 			kind := listBlock
@@ -204,6 +250,12 @@ func parseBlocks(content, heading string) []block {
 		if list != nil && len(list.items) > 0 && (!blank || indentWidth(line) > 0) && !boilerplateLine(t) {
 			// The item goes on: a lazy or indented continuation line.
 			last := &list.items[len(list.items)-1]
+			if last.code != nil {
+				// Text after the item's code reads after it.
+				last.tail = strings.TrimSpace(truncate.Runes(last.tail+" "+cleanInline(t), maxItemRunes))
+				last.links = append(last.links, linkNames(t)...)
+				return
+			}
 			last.text = truncate.Runes(last.text+" "+cleanInline(t), maxItemRunes)
 			last.links = append(last.links, linkNames(t)...)
 			return
@@ -214,7 +266,11 @@ func parseBlocks(content, heading string) []block {
 			return
 		}
 		para = append(para, t)
-	}, flush)
+	}, flush, func(c codeListing) {
+		if !attach(c) {
+			flush()
+		}
+	})
 	flush()
 	for i := range out {
 		out[i].pos = i
@@ -264,8 +320,10 @@ const (
 	leadRunes = 700
 	leadItems = 8
 	stepItems = 15
-	// listRunes bounds the text of the items of a list shown.
-	listRunes = 1200
+	// listRunes bounds the text of the items of a list shown, their code
+	// included; an item's code shows at most itemCodeLines lines.
+	listRunes     = 1200
+	itemCodeLines = 8
 )
 
 // renderBlock writes a block as markdown: a paragraph on one line (from
@@ -310,7 +368,28 @@ func renderBlock(b block, first int) (string, bool) {
 			if b.kind == stepsBlock && it.depth == 0 {
 				marker = strconv.Itoa(max(b.start, 1)+top-1) + "."
 			}
-			lines = append(lines, strings.Repeat("   ", it.depth)+marker+" "+it.text)
+			head := strings.Repeat("   ", it.depth) + marker + " "
+			lines = append(lines, head+it.text)
+			pad := strings.Repeat(" ", len(head))
+			if it.code != nil {
+				// The item's code, indented under it so that it
+				// stays part of the item, and cut shorter than a
+				// listing quoted alone: it is one item's.
+				code := it.code.head(itemCodeLines)
+				if n+code.runes <= listRunes {
+					n += code.runes
+					for _, l := range strings.Split(code.render(), "\n") {
+						lines = append(lines, strings.TrimRight(pad+l, " "))
+					}
+				}
+			}
+			if it.tail != "" {
+				if it.code != nil {
+					lines = append(lines, "")
+				}
+				lines = append(lines, pad+it.tail)
+				n += len([]rune(it.tail))
+			}
 		}
 		return strings.Join(lines, "\n"), cut
 	}

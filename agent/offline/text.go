@@ -393,9 +393,11 @@ var (
 
 // proseLines calls line for each line of markdown content a reader
 // reads: frontmatter, HTML and Obsidian comments and fenced code are left
-// out. A heading line or a code fence is a boundary: flush is called, then
-// for a heading *heading is set to it.
-func proseLines(content string, heading *string, line func(text string), flush func()) {
+// out. A heading line is a boundary: flush is called, then *heading is set
+// to it. A code fence is a boundary too, unless code is given: then each
+// fenced block is handed to code whole (cut as codeListing says), and what
+// it ends is for code to decide.
+func proseLines(content string, heading *string, line func(text string), flush func(), code func(codeListing)) {
 	content = strings.ReplaceAll(content, "\r\n", "\n")
 	content = reHTMLComment.ReplaceAllString(content, "\n")
 	content = reObsComment.ReplaceAllString(content, "\n")
@@ -409,15 +411,28 @@ func proseLines(content string, heading *string, line func(text string), flush f
 			}
 		}
 	}
-	inCode := false
+	var listing *codeListing // the fenced block being read
+	fence := ""
 	for _, l := range lines[start:] {
 		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inCode = !inCode
-			flush()
+		if fence != "" {
+			if strings.HasPrefix(t, fence) {
+				if listing != nil {
+					code(*listing)
+				}
+				fence, listing = "", nil
+			} else if listing != nil {
+				listing.add(l)
+			}
 			continue
 		}
-		if inCode {
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = t[:3]
+			if code == nil {
+				flush()
+			} else {
+				listing = &codeListing{lang: strings.TrimSpace(strings.Trim(t, "`~")), indent: indentWidth(l)}
+			}
 			continue
 		}
 		if m := reHeadingLine.FindStringSubmatch(t); m != nil {
@@ -426,6 +441,9 @@ func proseLines(content string, heading *string, line func(text string), flush f
 			continue
 		}
 		line(l)
+	}
+	if listing != nil {
+		code(*listing) // a block the chunk boundary cut
 	}
 }
 
@@ -466,7 +484,7 @@ func noteSentences(content, heading string) []sentence {
 			para.WriteString(" ")
 		}
 		para.WriteString(t)
-	}, flush)
+	}, flush, nil)
 	flush()
 	return out
 }
