@@ -562,7 +562,25 @@ func (st *convState) supportLine(srcs []source, p notePick, rel relevance, cite 
 func (st *convState) notHeldAnswer(srcs []source, picks []notePick, rel relevance) string {
 	var b strings.Builder
 	if missing := st.missingTerms(picks); len(missing) > 0 {
-		fmt.Fprintf(&b, "Your notes don't seem to answer this: none of the notes I read mention %s.", joinOr(missing))
+		// Only the parts of notes that matched are read: a word they
+		// lack may be elsewhere in the same notes, unless the search
+		// found it in no note at all.
+		var absent, unread []string
+		for _, t := range missing {
+			if st.absentFromVault(t) {
+				absent = append(absent, t)
+			} else {
+				unread = append(unread, t)
+			}
+		}
+		switch {
+		case len(unread) == 0:
+			fmt.Fprintf(&b, "Your notes don't seem to answer this: none of your notes mention %s.", joinOr(absent))
+		case len(absent) == 0:
+			fmt.Fprintf(&b, "Your notes don't seem to answer this: none of the passages I read mention %s.", joinOr(unread))
+		default:
+			fmt.Fprintf(&b, "Your notes don't seem to answer this: none of your notes mention %s, and none of the passages I read mention %s.", joinOr(absent), joinOr(unread))
+		}
 	} else {
 		fmt.Fprintf(&b, "Your notes don't seem to answer this: the notes I read touch on %s, but none of them holds enough of it.", st.keywordText())
 	}
@@ -658,6 +676,24 @@ func (st *convState) missingTerms(picks []notePick) []string {
 		}
 	}
 	return out
+}
+
+// absentFromVault reports whether the search found a term of the goal in
+// no note of the vault (its every word, with corrections of a typo,
+// missing).
+func (st *convState) absentFromVault(term string) bool {
+	vault := st.vaultWeights()
+	seen := false
+	for _, w := range tokenize(term) {
+		for _, u := range stems(w) {
+			t, ok := vault[u]
+			if !ok || !t.Missing {
+				return false
+			}
+			seen = true
+		}
+	}
+	return seen
 }
 
 // bestItem is the sentence or list item of a block that holds the most of

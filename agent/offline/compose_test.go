@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -259,10 +260,38 @@ func TestNearestNotesHoldTheQuestion(t *testing.T) {
 	})
 	t.Run("none holds it", func(t *testing.T) {
 		answer := answerOver(t, files, "how do I find out why my bicycle squeaks")
-		if !strings.HasPrefix(answer, "Your notes don't seem to answer this") || strings.Contains(answer, "[[") || strings.Contains(answer, "nearest") {
-			t.Errorf("notes that hold none of the question are listed:\n%s", answer)
+		if !strings.HasPrefix(answer, "Your notes don't seem to answer this: none of your notes mention bicycle or squeaks.") || strings.Contains(answer, "[[") || strings.Contains(answer, "nearest") {
+			t.Errorf("notes that hold none of the question are listed, or the words no note has are not named:\n%s", answer)
 		}
 	})
+}
+
+// TestMissingWordsAreOfThePassagesRead: a word of the question that the
+// passages read lack but the vault has is not said to be in no note: only
+// the matching part of a note is read, and the word may be in another
+// ("computer", in the sections the question does not match). A word no
+// note has is said to be in none.
+func TestMissingWordsAreOfThePassagesRead(t *testing.T) {
+	var printers strings.Builder
+	printers.WriteString("# Printers\n\n")
+	for _, c := range []string{"Add", "Get", "Remove", "Set"} {
+		fmt.Fprintf(&printers, "## %s-Printer\n\n%s a printer on the specified computer. %s\n\n", c, c, strings.Repeat("It takes the name of the printer and of its port. ", 30))
+	}
+	printers.WriteString("## Rename-Printer\n\nRenames the specified printer.\n")
+	answer := answerOver(t, map[string]string{
+		"cmdlets/Printers.md": printers.String(),
+		"home/Garden.md":      "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "rename a laptop and reboot it")
+	if !strings.HasPrefix(answer, "Your notes don't seem to answer this: none of your notes mention laptop or reboot.") {
+		t.Errorf("words in no note are not named as such:\n%s", answer)
+	}
+	answer = answerOver(t, map[string]string{
+		"cmdlets/Printers.md": printers.String(),
+		"home/Garden.md":      "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "rename a computer and restart it")
+	if !strings.HasPrefix(answer, "Your notes don't seem to answer this: none of your notes mention restart, and none of the passages I read mention computer.") {
+		t.Errorf("words the vault has are said to be in no note:\n%s", answer)
+	}
 }
 
 // meaningIndex is a real index whose searches also return one note as a
