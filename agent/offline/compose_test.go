@@ -475,3 +475,23 @@ func TestNearestNotesListSearchesBestHit(t *testing.T) {
 		})
 	}
 }
+
+// TestCopiesAreReadOnce: a page kept in two folders (one per version of a
+// product) is read, quoted and named once; the notes read instead are
+// other notes.
+func TestCopiesAreReadOnce(t *testing.T) {
+	page := "# Install-Feature\n\nThe Install-Feature command installs a feature on the server. Restart the server when it asks.\n"
+	answer := answerOver(t, map[string]string{
+		"v1/Install-Feature.md": page,
+		"v2/Install-Feature.md": page,
+		"v3/Install-Feature.md": page,
+		"v1/Get-Feature.md":     "# Get-Feature\n\nThe Get-Feature command lists the features installed on the server.\n",
+	}, "install a feature on the server")
+	copies := 0
+	for _, v := range []string{"v1", "v2", "v3"} {
+		copies += strings.Count(answer, "[["+v+"/Install-Feature")
+	}
+	if copies != 2 || !strings.Contains(answer, "Get-Feature]]") { // the lead's citation and Sources
+		t.Errorf("the copies are quoted or named more than once, or crowd out the other note:\n%s", answer)
+	}
+}

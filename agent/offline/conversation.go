@@ -303,16 +303,30 @@ func (st *convState) available(name string) bool {
 	return name == agent.ToolLocalSearch || name == agent.ToolReadNote || name == agent.ToolTimeRange
 }
 
+// hits are the notes the searches found, the latest search's first (a
+// retry replaces a fruitless first search), each once, less copies: a hit
+// with the name and the matching passage of one before it (the same page
+// kept for each version of a product, a note duplicated into another
+// folder) would only be read, quoted and named again.
 func (st *convState) hits() []search.Result {
-	// The latest search first: a retry replaces a fruitless first search.
 	var out []search.Result
 	seen := map[string]bool{}
+	type copyKey struct{ title, snippet string }
+	copies := map[copyKey]bool{}
 	for i := len(st.searches) - 1; i >= 0; i-- {
 		for _, h := range st.searches[i].results {
-			if h.Path != "" && !seen[h.Path] {
-				seen[h.Path] = true
-				out = append(out, h)
+			if h.Path == "" || seen[h.Path] {
+				continue
 			}
+			seen[h.Path] = true
+			if h.Snippet != "" {
+				k := copyKey{strings.ToLower(h.Title), h.Snippet}
+				if copies[k] {
+					continue
+				}
+				copies[k] = true
+			}
+			out = append(out, h)
 		}
 	}
 	return out
