@@ -2,7 +2,9 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -316,6 +318,9 @@ func (c *compiler) term(text string, negated bool) compiled {
 			for _, t := range toks {
 				c.terms = append(c.terms, snipTerm{term: string(t.Term)})
 			}
+			if longCJKRun(text) {
+				return compiled{q: cjkRanked(cjkPairs(toks)), scoring: true}
+			}
 		}
 		return compiled{q: fieldsQuery(text, []fieldBoost{{fTitleCJK, 5}, {fBodyCJK, 1}}, 0), scoring: true}
 	}
@@ -346,6 +351,60 @@ func (c *compiler) term(text string, negated bool) compiled {
 type fieldBoost = struct {
 	field string
 	boost float64
+}
+
+// A run of Chinese, Japanese or Korean characters is written without
+// spaces between its words, and is searched for as its pairs of
+// neighbouring characters. A word of two or three characters ("磁盘",
+// "解压缩") is found where all its pairs are. A longer run is most often
+// several words, a phrase or a whole question ("怎么查看磁盘使用情况",
+// how to see disk usage), whose pairs across word boundaries ("看磁") no
+// note holds: like the words of a question in other scripts, its pairs
+// are ranked, notes holding more of them first, and a note needs a third
+// of them (two at least). A "quoted" run is matched as written.
+const cjkRankedRunes = 4
+
+// longCJKRun reports whether text holds a run of cjkRankedRunes or more
+// CJK characters.
+func longCJKRun(text string) bool {
+	n := 0
+	for _, r := range text {
+		if r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+			if n++; n >= cjkRankedRunes {
+				return true
+			}
+		} else {
+			n = 0
+		}
+	}
+	return false
+}
+
+// cjkPairs returns the distinct tokens of an analyzed CJK run.
+func cjkPairs(toks analysis.TokenStream) []string {
+	var out []string
+	for _, t := range toks {
+		if s := string(t.Term); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// cjkRanked matches notes holding at least a third (two at least) of pairs in the CJK
+// title or text, scored by the pairs they hold.
+func cjkRanked(pairs []string) query.Query {
+	qs := make([]query.Query, 0, len(pairs))
+	for _, p := range pairs {
+		t := termQ(fTitleCJK, p)
+		t.(*query.TermQuery).SetBoost(5)
+		d := query.NewDisjunctionQuery([]query.Query{t, termQ(fBodyCJK, p)})
+		d.SetMin(1)
+		qs = append(qs, d)
+	}
+	d := query.NewDisjunctionQuery(qs)
+	d.SetMin(float64(min(len(pairs), max(2, (len(pairs)+2)/3))))
+	return d
 }
 
 func fieldsQuery(text string, fields []fieldBoost, fuzz int) query.Query {

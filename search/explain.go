@@ -57,6 +57,16 @@ func explainTop(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "Rank notes by the words %s: a note needs one of them, and notes holding more of them, and the rarer ones, come first.\n",
 			strings.Join(words, ", "))
 	}
+	var runs []string
+	for _, w := range words {
+		if t, _ := strconv.Unquote(w); longCJKRun(t) {
+			runs = append(runs, w)
+		}
+	}
+	if len(runs) > 0 {
+		fmt.Fprintf(b, "Chinese, Japanese and Korean are written without spaces: %s is matched by its pairs of neighbouring characters; a note needs a third of them (two at least), and notes holding more of them come first.\n",
+			strings.Join(runs, ", "))
+	}
 	switch {
 	case len(rest) == 0:
 		return

@@ -27,6 +27,10 @@ Words match whole words in any case, accents and English endings aside (call, ca
 Nothing ranks them: the newest come first.
 Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
 `},
+		{"sourdough 怎么查看磁盘使用情况 磁盘", `Rank notes by the words "sourdough", "怎么查看磁盘使用情况", "磁盘": a note needs one of them, and notes holding more of them, and the rarer ones, come first.
+Chinese, Japanese and Korean are written without spaces: "怎么查看磁盘使用情况" is matched by its pairs of neighbouring characters; a note needs a third of them (two at least), and notes holding more of them come first.
+Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
+`},
 		{"sourdough starter", `Rank notes by the words "sourdough", "starter": a note needs one of them, and notes holding more of them, and the rarer ones, come first.
 Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
 `},

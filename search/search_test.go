@@ -88,6 +88,10 @@ func TestSearchSmallVault(t *testing.T) {
 		{name: "cjk japanese", req: Request{Query: "東京タワー"}, top: "日本/東京.md"},
 		{name: "cjk chinese", req: Request{Query: "神经网络"}, top: "中文/机器学习.md"},
 		{name: "cjk phrase", req: Request{Query: `"深度学习"`}, set: []string{"中文/机器学习.md"}},
+		// A question written without spaces: ranked by its pairs of
+		// characters, most of which cross words no note holds.
+		{name: "cjk question", req: Request{Query: "深度学习怎么使用神经网络"}, top: "中文/机器学习.md"},
+		{name: "cjk question one pair is not enough", req: Request{Query: "东京学习方法论"}, top: ""},
 		{name: "trash never found", req: Request{Query: "old"}, top: ""},
 		{name: "filter tags", req: Request{Query: "starter", Tags: []string{"#baking"}}, set: []string{"recipes/Sourdough Bread.md"}},
 		{name: "filter tags any", req: Request{Tags: []string{"recipe/drink", "project"}},
