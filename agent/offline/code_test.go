@@ -101,3 +101,16 @@ func TestParagraphIntroducesCode(t *testing.T) {
 		t.Errorf("code went with a sentence that does not introduce it: %+v", blocks)
 	}
 }
+
+// TestChineseQuestionIsAnswered: a question written without spaces finds
+// the note by the pairs of characters it shares with it, and the command
+// an item introduces with a full-width colon is quoted with it.
+func TestChineseQuestionIsAnswered(t *testing.T) {
+	answer := answerOver(t, map[string]string{
+		"pages.zh/df.md": "# df\n\n> 显示文件系统的磁盘空间使用情况。\n\n- 显示磁盘使用情况：\n\n`df`\n\n- 以可读的形式显示磁盘使用情况：\n\n`df -h`\n",
+		"pages.zh/ls.md": "# ls\n\n> 列出目录的内容。\n\n- 每行列出一个文件：\n\n`ls -1`\n",
+	}, "怎么查看磁盘使用情况")
+	if !strings.HasPrefix(answer, "From [[df]]:\n\n- 显示磁盘使用情况：\n  ```\n  df\n  ```\n") {
+		t.Errorf("answer:\n%s", answer)
+	}
+}

@@ -87,8 +87,11 @@ func (b block) introduces() bool {
 	return b.kind == paragraphBlock && len(b.items) > 0 && introduces(b.items[len(b.items)-1].text)
 }
 
-// introduces reports whether a sentence or item opens what follows it.
-func introduces(text string) bool { return strings.HasSuffix(text, ":") }
+// introduces reports whether a sentence or item opens what follows it: it
+// ends with a colon (or a full-width one, as Chinese and Japanese write).
+func introduces(text string) bool {
+	return strings.HasSuffix(text, ":") || strings.HasSuffix(text, "：")
+}
 
 var (
 	reCodeLine  = regexp.MustCompile("^`([^`]+)`$")
