@@ -114,3 +114,18 @@ func TestChineseQuestionIsAnswered(t *testing.T) {
 		t.Errorf("answer:\n%s", answer)
 	}
 }
+
+// TestFullWidthMetadataLineIsLeftOut: "更多信息：<url>。" is a metadata line
+// with a full-width colon, left out of a passage as "More information:
+// <url>." is.
+func TestFullWidthMetadataLineIsLeftOut(t *testing.T) {
+	for _, c := range []struct{ content, want string }{
+		{"> 对 `gzip` 压缩文件调用 `diff`。\n> 更多信息：<https://example.org/zdiff>。\n", "对 `gzip` 压缩文件调用 `diff`。"},
+		{"> Call `diff` on gzip files.\n> More information: <https://example.org/zdiff>.\n", "Call `diff` on gzip files."},
+	} {
+		blocks := parseBlocks(c.content, "")
+		if len(blocks) != 1 || len(blocks[0].items) != 1 || blocks[0].items[0].text != c.want {
+			t.Errorf("blocks of %q = %+v, want one sentence %q", c.content, blocks, c.want)
+		}
+	}
+}

@@ -541,7 +541,9 @@ func notProse(line string, minWords int, labels bool) bool {
 	if words < minWords && !hasCJK(rest) {
 		return true
 	}
-	if m := reMetaLine.FindStringSubmatch(t); m != nil {
+	// A full-width colon (Chinese, Japanese) is written with no space
+	// after it.
+	if m := reMetaLine.FindStringSubmatch(strings.ReplaceAll(t, "：", ": ")); m != nil {
 		val := strings.TrimSpace(m[1])
 		if labels && val == "" {
 			return false
