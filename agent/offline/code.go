@@ -23,7 +23,8 @@ type codeListing struct {
 	lang, heading string
 	lines         []string
 	cut           bool
-	indent        int // the indentation of the fence
+	indent        int    // the indentation of the fence
+	fence         string // "~~~" for a block fenced so; else "```"
 	runes         int
 }
 
@@ -79,7 +80,11 @@ func firstCode(content, heading string) (codeListing, bool) {
 
 // render writes the listing as a fenced block, saying so when it was cut.
 func (c codeListing) render() string {
-	out := "```" + c.lang + "\n" + strings.Join(c.lines, "\n") + "\n```"
+	fence := c.fence
+	if fence == "" {
+		fence = "```"
+	}
+	out := fence + c.lang + "\n" + strings.Join(c.lines, "\n") + "\n" + fence
 	if c.cut {
 		out += "\n\n(The listing goes on in the note.)"
 	}

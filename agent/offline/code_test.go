@@ -32,6 +32,11 @@ func TestCodeOnlyNoteIsQuotedByItsCode(t *testing.T) {
 	if _, ok := firstCode("# Empty\n\n```\n\n```\n\nText.\n", ""); ok {
 		t.Error("an empty code block is a listing")
 	}
+	// A block fenced with tildes, to show backtick fences, keeps its
+	// tildes: quoted with backticks it would end at its first line of them.
+	if c, ok := firstCode("# Fences\n\n~~~md\n```js\nlet x\n```\n~~~\n", ""); !ok || c.render() != "~~~md\n```js\nlet x\n```\n~~~" {
+		t.Errorf("tilde-fenced block = %q", c.render())
+	}
 }
 
 // TestCodeGoesWithTheItemThatIntroducesIt: in a page of commands (each a

@@ -431,7 +431,7 @@ func proseLines(content string, heading *string, line func(text string), flush f
 			if code == nil {
 				flush()
 			} else {
-				listing = &codeListing{lang: strings.TrimSpace(strings.Trim(t, "`~")), indent: indentWidth(l)}
+				listing = &codeListing{lang: strings.TrimSpace(strings.Trim(t, "`~")), indent: indentWidth(l), fence: fence}
 			}
 			continue
 		}
