@@ -51,17 +51,13 @@ func TestCodeGoesWithTheItemThatIntroducesIt(t *testing.T) {
 		"- Only output the process ID:\n\n`lsof -t {{path/to/file}}`\n\n" +
 		"- List files opened by the given user:\n\n`lsof -u {{username}}`\n\n" +
 		"- Find the process that is listening on a local IPv6 TCP port:\n\n`lsof -i6TCP:{{port}} -sTCP:LISTEN`\n"
-	answer := answerOver(t, map[string]string{
+	answerStartsWith(t, map[string]string{
 		"common/lsof.md": page,
 		"common/ls.md":   "# ls\n\n> List the contents of a directory.\n\n- List files one per line:\n\n`ls -1`\n",
-	}, "find the process listening on a port")
-	want := "From [[lsof]]:\n\n" +
-		"- Find the process that opened a local internet port:\n  ```\n  lsof -i :{{port}}\n  ```\n" +
-		"- Find the process that is listening on a local IPv6 TCP port:\n  ```\n  lsof -i6TCP:{{port}} -sTCP:LISTEN\n  ```\n\n" +
-		"(3 more items of this list in the note are about other things.)"
-	if !strings.HasPrefix(answer, want) {
-		t.Errorf("the commands are not quoted with their items:\n%s\nwant prefix:\n%s", answer, want)
-	}
+	}, "find the process listening on a port", "From [[lsof]]:\n\n"+
+		"- Find the process that opened a local internet port:\n  ```\n  lsof -i :{{port}}\n  ```\n"+
+		"- Find the process that is listening on a local IPv6 TCP port:\n  ```\n  lsof -i6TCP:{{port}} -sTCP:LISTEN\n  ```\n\n"+
+		"(3 more items of this list in the note are about other things.)")
 }
 
 // TestStepsKeepTheirCode: a fenced block inside a step belongs to it: the
@@ -93,14 +89,11 @@ func TestStepsKeepTheirCode(t *testing.T) {
 // after the quoted sentence and its citation; a code block after a
 // paragraph that does not introduce it is left out as before.
 func TestParagraphIntroducesCode(t *testing.T) {
-	answer := answerOver(t, map[string]string{
+	answerStartsWith(t, map[string]string{
 		"Deploy.md": "# Deploy\n\n## Build the site\n\nTo build the site for production, run the following command:\n\n```sh\nnpm run build\n```\n",
 		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n\n```\nnot quoted\n```\n",
-	}, "how do I build the site for production")
-	want := "To build the site for production, run the following command: [[Deploy#Build the site]]\n\n```sh\nnpm run build\n```"
-	if !strings.HasPrefix(answer, want) {
-		t.Errorf("the command is not quoted after its sentence:\n%s\nwant prefix:\n%s", answer, want)
-	}
+	}, "how do I build the site for production",
+		"To build the site for production, run the following command: [[Deploy#Build the site]]\n\n```sh\nnpm run build\n```")
 	blocks := parseBlocks("The tomatoes went in on Sunday.\n\n```\nnot quoted\n```\n\nThen it rained.\n", "")
 	if len(blocks) != 2 || blocks[0].items[0].code != nil {
 		t.Errorf("code went with a sentence that does not introduce it: %+v", blocks)
@@ -111,13 +104,10 @@ func TestParagraphIntroducesCode(t *testing.T) {
 // the note by the pairs of characters it shares with it, and the command
 // an item introduces with a full-width colon is quoted with it.
 func TestChineseQuestionIsAnswered(t *testing.T) {
-	answer := answerOver(t, map[string]string{
+	answerStartsWith(t, map[string]string{
 		"pages.zh/df.md": "# df\n\n> 显示文件系统的磁盘空间使用情况。\n\n- 显示磁盘使用情况：\n\n`df`\n\n- 以可读的形式显示磁盘使用情况：\n\n`df -h`\n",
 		"pages.zh/ls.md": "# ls\n\n> 列出目录的内容。\n\n- 每行列出一个文件：\n\n`ls -1`\n",
-	}, "怎么查看磁盘使用情况")
-	if !strings.HasPrefix(answer, "From [[df]]:\n\n- 显示磁盘使用情况：\n  ```\n  df\n  ```\n") {
-		t.Errorf("answer:\n%s", answer)
-	}
+	}, "怎么查看磁盘使用情况", "From [[df]]:\n\n- 显示磁盘使用情况：\n  ```\n  df\n  ```\n")
 }
 
 // TestFullWidthMetadataLineIsLeftOut: "更多信息：<url>。" is a metadata line
@@ -132,5 +122,14 @@ func TestFullWidthMetadataLineIsLeftOut(t *testing.T) {
 		if len(blocks) != 1 || len(blocks[0].items) != 1 || blocks[0].items[0].text != c.want {
 			t.Errorf("blocks of %q = %+v, want one sentence %q", c.content, blocks, c.want)
 		}
+	}
+}
+
+// answerStartsWith asks q over a vault of files and checks that the
+// answer begins with want.
+func answerStartsWith(t *testing.T, files map[string]string, q, want string) {
+	t.Helper()
+	if answer := answerOver(t, files, q); !strings.HasPrefix(answer, want) {
+		t.Errorf("answer to %q:\n%s\nwant it to begin:\n%s", q, answer, want)
 	}
 }
