@@ -186,6 +186,9 @@ func (st *convState) answer() string {
 	if a, ok := st.taskAnswer(); ok { // questions about one's tasks (tasks.go)
 		return a
 	}
+	if a, ok := st.tagAnswer(); ok { // questions about a tag's notes (tags.go)
+		return a
+	}
 	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()
 	}

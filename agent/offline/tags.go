@@ -1,0 +1,197 @@
+package offline
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/vault-agent/vault-agent/agent"
+	"github.com/vault-agent/vault-agent/llm"
+	"github.com/vault-agent/vault-agent/planner"
+	"github.com/vault-agent/vault-agent/search"
+)
+
+// Questions about the notes of a tag ("which notes are tagged news?",
+// "list my #LeetCode notes", "notes with the tag toProcess about
+// networks"): the notes are found with a search for tag:#name (its nested
+// tags too), the question's other words, if any, ranking them and
+// required one at least; the answer lists them, each cited, and says how
+// many there are. A question about tags in general ("how do I rename a
+// tag?") is searched as any other.
+
+var (
+	// reTagQuestion finds the tag a question asks about after "tagged"
+	// or "with the tag".
+	reTagQuestion = regexp.MustCompile(`(?i)(?:\btagged\s+(?:as\s+|with\s+)?(?:the\s+)?(?:tag\s+)?|` +
+		`\b(?:with|has|have|having|carry|carries|carrying|under|using)\s+(?:the\s+|a\s+)?tags?\s+)["'“]?#?([\p{L}_][\p{L}\p{N}_/-]*)`)
+	// reHashtag is a #tag written in the question.
+	reHashtag = regexp.MustCompile(`(?:^|\s)#([\p{L}_][\p{L}\p{N}_/-]*)`)
+)
+
+// tagWords are the words of a tag question that say nothing of which of
+// the tag's notes: what remains is a topic they must mention.
+var tagWords = toSet(`tag tags tagged note notes page pages file files which what list show find give all every any my our
+have has having carry carries carrying with under using labelled labeled marked`)
+
+// maxTagNotes caps the notes a tag answer lists: those of one search.
+const maxTagNotes = 8
+
+// questionTag returns the tag the goal asks for the notes of, without its
+// #, and "" when it asks about none.
+func (st *convState) questionTag() string {
+	if !st.available(agent.ToolLocalSearch) || reHowTo.MatchString(st.goal) {
+		return ""
+	}
+	if m := reHashtag.FindStringSubmatch(st.goal); m != nil {
+		return strings.Trim(m[1], "/-")
+	}
+	for _, m := range reTagQuestion.FindAllStringSubmatch(st.goal, -1) {
+		if t := strings.Trim(m[1], "/-"); t != "" && !tagWords[strings.ToLower(t)] {
+			return t
+		}
+	}
+	return ""
+}
+
+// tagTopic is the goal's words that are neither the tag nor about tags.
+func (st *convState) tagTopic(tag string) []string {
+	var out []string
+	for _, w := range st.terms.all() {
+		if !tagWords[w] && !strings.EqualFold(w, tag) && !strings.EqualFold(w, strings.ReplaceAll(tag, "/", " ")) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// tagQuery is the search that lists the notes of tag about topic.
+func tagQuery(tag string, topic []string) string {
+	q := "tag:#" + tag
+	if len(topic) > 0 {
+		q += " " + strings.Join(topic, " ")
+	}
+	return q
+}
+
+// tagSearch is the search of the goal's tag, nil until made.
+func (st *convState) tagSearch(tag string) *searchRec {
+	q := tagQuery(tag, st.tagTopic(tag))
+	for i := range st.searches {
+		if st.searches[i].query == q {
+			return &st.searches[i]
+		}
+	}
+	return nil
+}
+
+// tagStep is the next step of a tag question: the search, then the plan
+// closed and the answer; false when the goal is not about a tag's notes.
+func (st *convState) tagStep() (step, bool) {
+	tag := st.questionTag()
+	if tag == "" {
+		return step{}, false
+	}
+	topic := st.tagTopic(tag)
+	if st.tagSearch(tag) == nil {
+		what := "the notes tagged #" + tag
+		if len(topic) > 0 {
+			what += " about " + joinOr(topic)
+		}
+		return step{text: "Listing " + what + ".",
+			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, map[string]any{"query": tagQuery(tag, topic)})},
+			tools: []string{agent.ToolLocalSearch}}, true
+	}
+	if st.planActive && st.available(planner.ToolPlanProgress) && !st.planDone {
+		return step{text: "The tag's notes are listed; closing the plan before answering.",
+			calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
+				"step_id": "search", "step_summary": "Listed the notes tagged #" + tag + ".", "plan_status": "completed"})},
+			tools: []string{planner.ToolPlanProgress}}, true
+	}
+	return step{final: true, text: "Answering from the notes listed."}, true
+}
+
+// tagAnswer lists the notes of the goal's tag; false when the goal is not
+// about a tag's notes, or its search was not made.
+func (st *convState) tagAnswer() (string, bool) {
+	tag := st.questionTag()
+	if tag == "" {
+		return "", false
+	}
+	rec := st.tagSearch(tag)
+	if rec == nil {
+		return "", false
+	}
+	topic := st.tagTopic(tag)
+	about := ""
+	if len(topic) > 0 {
+		about = " that mentions " + joinOr(topic)
+	}
+	var b strings.Builder
+	switch {
+	case rec.failed:
+		fmt.Fprintf(&b, "I couldn't list the notes tagged #%s: the search failed.", tag)
+		return b.String(), true
+	case len(rec.results) == 0:
+		fmt.Fprintf(&b, "No note has the tag #%s%s.", tag, about)
+		if len(topic) == 0 {
+			fmt.Fprintf(&b, " You could search for %s as a word, or list the vault's tags.", tag)
+		}
+		return b.String(), true
+	}
+	total := max(rec.total, len(rec.results))
+	var head string
+	switch {
+	case len(topic) > 0 && total == 1:
+		head = fmt.Sprintf("1 note with the tag #%s mentions %s", tag, joinOr(topic))
+	case len(topic) > 0:
+		head = fmt.Sprintf("%d notes with the tag #%s mention %s", total, tag, joinOr(topic))
+	case total == 1:
+		head = fmt.Sprintf("1 note has the tag #%s", tag)
+	default:
+		head = fmt.Sprintf("%d notes have the tag #%s", total, tag)
+	}
+	shown := rec.results[:min(len(rec.results), maxTagNotes)]
+	if len(shown) < total {
+		order := "most recently changed"
+		if len(topic) > 0 {
+			order = "that mention it most"
+		}
+		head += fmt.Sprintf("; here are the %d %s", len(shown), order)
+	}
+	b.WriteString(head + ":\n\n")
+	var cited []string
+	for _, h := range shown {
+		c := st.resultLink(rec.results, h)
+		line := "- " + c
+		// With a topic the snippet shows where a note mentions it; a
+		// tag alone has no words to show the lines of.
+		if s := snippetText(h); s != "" && len(topic) > 0 {
+			line += ": " + s
+		}
+		b.WriteString(line + "\n")
+		cited = append(cited, c)
+	}
+	if len(shown) < total {
+		fmt.Fprintf(&b, "\nSearch for `%s` to see all %d.\n", tagQuery(tag, topic), total)
+	}
+	b.WriteString("\nSources: " + strings.Join(cited, ", "))
+	return b.String(), true
+}
+
+// resultLink is the [[wikilink]] of search result h: its note's name, or
+// its path when another result shares the name.
+func (st *convState) resultLink(all []search.Result, h search.Result) string {
+	name := noteName(h.Path)
+	for _, o := range all {
+		if o.Path != h.Path && strings.EqualFold(noteName(o.Path), name) {
+			return "[[" + strings.TrimSuffix(h.Path, ".md") + "]]"
+		}
+	}
+	return "[[" + name + "]]"
+}
+
+// snippetText is a search result's snippet as plain text, short.
+func snippetText(h search.Result) string {
+	s := strings.TrimSpace(reHighlight.ReplaceAllString(h.Snippet, ""))
+	return short(plainText(s), 120)
+}
