@@ -189,6 +189,9 @@ func (st *convState) answer() string {
 	if a, ok := st.tagAnswer(); ok { // questions about a tag's notes (tags.go)
 		return a
 	}
+	if a, ok := st.propertyAnswer(); ok { // questions about notes by property (properties.go)
+		return a
+	}
 	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()
 	}

@@ -69,8 +69,9 @@ type convState struct {
 	lastResults  []string // tool names of the last batch, for observations
 	lastFailures int
 
-	weighing *weighing // the notes read, weighed once (weighed)
-	tasks    *taskList // the last listTasks result (tasks.go)
+	weighing *weighing     // the notes read, weighed once (weighed)
+	tasks    *taskList     // the last listTasks result (tasks.go)
+	props    *propertyList // the last listNotesByProperty result (properties.go)
 }
 
 var (
@@ -230,6 +231,8 @@ func (st *convState) noteResult(id, name, args, content string) {
 		}
 	case agent.ToolListTasks:
 		st.noteTasks(args, content, failed)
+	case agent.ToolNotesByProperty:
+		st.noteProperties(args, content, failed)
 	case agent.ToolLocalSearch:
 		rec := searchRec{failed: failed}
 		var a struct {

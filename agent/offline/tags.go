@@ -159,9 +159,13 @@ func (st *convState) tagAnswer() (string, bool) {
 		head += fmt.Sprintf("; here are the %d %s", len(shown), order)
 	}
 	b.WriteString(head + ":\n\n")
+	paths := make([]string, len(rec.results))
+	for i, h := range rec.results {
+		paths[i] = h.Path
+	}
 	var cited []string
 	for _, h := range shown {
-		c := st.resultLink(rec.results, h)
+		c := linkAmong(paths, h.Path)
 		line := "- " + c
 		// With a topic the snippet shows where a note mentions it; a
 		// tag alone has no words to show the lines of.
@@ -178,13 +182,13 @@ func (st *convState) tagAnswer() (string, bool) {
 	return b.String(), true
 }
 
-// resultLink is the [[wikilink]] of search result h: its note's name, or
-// its path when another result shares the name.
-func (st *convState) resultLink(all []search.Result, h search.Result) string {
-	name := noteName(h.Path)
-	for _, o := range all {
-		if o.Path != h.Path && strings.EqualFold(noteName(o.Path), name) {
-			return "[[" + strings.TrimSuffix(h.Path, ".md") + "]]"
+// linkAmong is the [[wikilink]] of the note at p in a listing of paths:
+// its name, or its path when another note listed shares the name.
+func linkAmong(paths []string, p string) string {
+	name := noteName(p)
+	for _, o := range paths {
+		if o != p && strings.EqualFold(noteName(o), name) {
+			return "[[" + strings.TrimSuffix(p, ".md") + "]]"
 		}
 	}
 	return "[[" + name + "]]"
