@@ -23,7 +23,8 @@ var fillerWords = strings.Fields(`way ways want wants wanted need needs needed l
 make makes making use uses using used know knows thing things something anything anyone someone somebody
 everything everyone possible able would could might must shall also really actually please can't cannot
 don't doesn't didn't isn't aren't won't i'm i've i'd let lets tell maybe still even ever whether etc
-difference differences versus vs compare comparing comparison`)
+difference differences versus vs compare comparing comparison
+summarize summarise summary explain describe note notes`)
 
 // fillers holds the analyzed forms of fillerWords for one analyzer.
 type fillers struct {

@@ -424,3 +424,23 @@ func TestSearchExcludes(t *testing.T) {
 		t.Errorf("a bad pattern: %v", err)
 	}
 }
+
+// TestRequestWordsWeighLittle: "summarize my notes on TCP" asks for the
+// note about TCP; the words that frame the request do not make a note
+// that says "summary" and "notes" more relevant.
+func TestRequestWordsWeighLittle(t *testing.T) {
+	ix := openIndex(t, writeVault(t, map[string]string{
+		"TCP.md":                   joinLines("# TCP", "Point-to-point, connection-oriented, reliable byte stream."),
+		"Week 3 notes summary.md":  joinLines("# Week 3 notes summary", "A summary of my notes: TCP, UDP and routing."),
+		"Explained/Note taking.md": joinLines("# Note taking", "How I summarize and explain my notes."),
+	}), "")
+	for _, q := range []string{"summarize my notes on TCP", "explain my note about tcp"} {
+		res, err := ix.Search(context.Background(), Request{Query: q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Results) == 0 || res.Results[0].Path != "TCP.md" {
+			t.Errorf("%q: results %v, want TCP.md first", q, paths(res))
+		}
+	}
+}

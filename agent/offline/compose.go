@@ -41,6 +41,8 @@ const (
 	// named under "See also".
 	seeAlsoCover = 0.34
 	seeAlsoScore = 0.5
+	// wholeCover is the cover of a name that holds all of the question.
+	wholeCover = 0.999
 	// itemShare is the score (relevance.score) an item of a list must
 	// reach, relative to the list's best item, to be quoted when the
 	// list is cut to the items that hold the question.
@@ -376,13 +378,21 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 	}
 	blk := p.blocks[i]
 	c := cite(p.src, blk.heading)
+	items := func(b block) block {
+		if p.title >= wholeCover {
+			// The note is named after the question ("TCP" for my
+			// notes on TCP): every item of its lists is about it.
+			return b
+		}
+		return relevantItems(b, rel)
+	}
 	switch {
 	case blk.kind != paragraphBlock && i > 0 && p.blocks[i-1].introduces() && p.blocks[i-1].heading == blk.heading:
-		return renderTail(p.blocks[i-1]) + " " + c + "\n\n" + renderList(relevantItems(blk, rel))
+		return renderTail(p.blocks[i-1]) + " " + c + "\n\n" + renderList(items(blk))
 	case blk.introduces() && i+1 < len(p.blocks) && p.blocks[i+1].kind != paragraphBlock && p.blocks[i+1].heading == blk.heading:
-		return renderTail(blk) + " " + c + "\n\n" + renderList(relevantItems(p.blocks[i+1], rel))
+		return renderTail(blk) + " " + c + "\n\n" + renderList(items(p.blocks[i+1]))
 	case blk.kind != paragraphBlock:
-		return "From " + c + ":\n\n" + renderList(relevantItems(blk, rel))
+		return "From " + c + ":\n\n" + renderList(items(blk))
 	}
 	text, cut := renderBlock(blk, firstSentence(blk, rel))
 	paras := []string{text}
