@@ -398,18 +398,35 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 	paras := []string{text}
 	codes := []string{paraCode(blk, text)}
 	n := len([]rune(text))
+	lists := []bool{false} // which parts are lists
 	for j := i + 1; !cut && j < len(p.blocks); j++ {
+		// The section goes on answering: its next paragraphs, and the
+		// lists between them ("In TCP, ...", its points, "In UDP, ..."),
+		// while they hold a word of the question.
 		next := p.blocks[j]
-		if next.kind != paragraphBlock || next.heading != blk.heading || rel.count(stemSet(next.text())) == 0 {
+		if next.kind == tableBlock || next.heading != blk.heading || rel.count(stemSet(next.text())) == 0 {
 			break
 		}
 		more, _ := renderBlock(next, 0)
+		if next.kind != paragraphBlock {
+			more = renderList(items(next))
+		}
 		if n+len([]rune(more)) > leadRunes {
 			break
 		}
 		paras = append(paras, more)
-		codes = append(codes, paraCode(next, more))
+		lists = append(lists, next.kind != paragraphBlock)
+		if next.kind == paragraphBlock {
+			codes = append(codes, paraCode(next, more))
+		} else {
+			codes = append(codes, "")
+		}
 		n += len([]rune(more))
+	}
+	for len(lists) > 1 && lists[len(lists)-1] {
+		// A list after the last paragraph is the next thing's, unless
+		// the paragraph introduces it (quoted with it above).
+		paras, codes, lists = paras[:len(paras)-1], codes[:len(codes)-1], lists[:len(lists)-1]
 	}
 	if len(paras) == 1 && isLabel(blk) {
 		// A line such as "Linux — 12.1%" means little alone: the
@@ -427,6 +444,7 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 			}
 			paras = append([]string{more}, paras...)
 			codes = append([]string{paraCode(prev, more)}, codes...)
+			lists = append([]bool{false}, lists...)
 			n += len([]rune(more))
 		}
 	}

@@ -507,3 +507,18 @@ func TestNoteNamedAfterTheQuestionKeepsItsLists(t *testing.T) {
 	}, "summarize my notes on TCP", "Characteristics: [[TCP]]\n\n- Point-to-point: one sender, one receiver\n- Connection-oriented: handshaking before sending data\n"+
 		"- Full duplex service\n- Reliable, in-order byte stream\n- A TCP connection is identified by a 4-tuple\n")
 }
+
+// TestSectionGoesOnThroughItsLists: a section that answers in a paragraph,
+// its points and another paragraph ("In TCP, ...", "In UDP, ...") is quoted
+// through them while they hold the question; a list after the last such
+// paragraph is not.
+func TestSectionGoesOnThroughItsLists(t *testing.T) {
+	answerStartsWith(t, map[string]string{
+		"Sockets.md": "# Sockets\n\n## Comparison between UDP and TCP sockets\n\nIn TCP, two processes talk as if through a pipe.\n\n" +
+			"- The sender writes bytes to the pipe.\n- The TCP socket adds the address, not the programmer.\n\n" +
+			"In UDP, programmers attach the destination address to every datagram.\n\n- Checksums for UDP are optional.\n- Ports are sixteen bits.\n",
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "what is the difference between TCP and UDP", "In TCP, two processes talk as if through a pipe.\n\n"+
+		"- The sender writes bytes to the pipe.\n- The TCP socket adds the address, not the programmer.\n\n"+
+		"In UDP, programmers attach the destination address to every datagram. [[Sockets#Comparison between UDP and TCP sockets]]\n\n")
+}
