@@ -404,7 +404,10 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 		// lists between them ("In TCP, ...", its points, "In UDP, ..."),
 		// while they hold a word of the question.
 		next := p.blocks[j]
-		if next.kind == tableBlock || next.heading != blk.heading || rel.count(stemSet(next.text())) == 0 {
+		// What a part ends on a colon to introduce comes with it,
+		// whatever its words.
+		opens := introduces(strings.TrimSpace(paras[len(paras)-1]))
+		if next.kind == tableBlock || next.heading != blk.heading || rel.count(stemSet(next.text())) == 0 && !opens {
 			break
 		}
 		more, _ := renderBlock(next, 0)
@@ -423,7 +426,7 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 		}
 		n += len([]rune(more))
 	}
-	for len(lists) > 1 && lists[len(lists)-1] {
+	for len(lists) > 1 && lists[len(lists)-1] && !introduces(strings.TrimSpace(paras[len(paras)-2])) {
 		// A list after the last paragraph is the next thing's, unless
 		// the paragraph introduces it (quoted with it above).
 		paras, codes, lists = paras[:len(paras)-1], codes[:len(codes)-1], lists[:len(lists)-1]
@@ -448,13 +451,19 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 			n += len([]rune(more))
 		}
 	}
+	// The citation ends the last paragraph: after a list it would read
+	// as its last item's.
+	last := len(paras) - 1
+	for last > 0 && lists[last] {
+		last--
+	}
 	var out strings.Builder
 	for k, para := range paras {
 		if k > 0 {
 			out.WriteString("\n\n")
 		}
 		out.WriteString(para)
-		if k == len(paras)-1 {
+		if k == last {
 			out.WriteString(" " + c)
 		}
 		if codes[k] != "" {

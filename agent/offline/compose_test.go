@@ -522,3 +522,15 @@ func TestSectionGoesOnThroughItsLists(t *testing.T) {
 		"- The sender writes bytes to the pipe.\n- The TCP socket adds the address, not the programmer.\n\n"+
 		"In UDP, programmers attach the destination address to every datagram. [[Sockets#Comparison between UDP and TCP sockets]]\n\n")
 }
+
+// TestPassageDoesNotEndOnAColon: what a part of the passage ends on a
+// colon to introduce (steps, a list) comes with it, though its words are
+// not the question's; the citation ends the last paragraph, not the list.
+func TestPassageDoesNotEndOnAColon(t *testing.T) {
+	answerStartsWith(t, map[string]string{
+		"Plugin security.md": "# Plugin security\n\n## Restricted mode\n\nRestricted mode keeps community plugins from running.\n\n" +
+			"To turn off Restricted mode:\n\n1. Open Settings.\n2. Select Community plugins.\n3. Select Turn on.\n\n## Reviews\n\nPlugins are reviewed once.\n",
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "what is restricted mode", "Restricted mode keeps community plugins from running.\n\n"+
+		"To turn off Restricted mode: [[Plugin security#Restricted mode]]\n\n1. Open Settings.\n2. Select Community plugins.\n3. Select Turn on.\n\n")
+}
