@@ -26,6 +26,10 @@ don't doesn't didn't isn't aren't won't i'm i've i'd let lets tell maybe still e
 difference differences versus vs compare comparing comparison
 summarize summarise summary explain describe note notes`)
 
+// articles are the stop words that a name written as one word leaves out
+// when it is said in words ("add a command" for addCommand).
+var articles = map[string]bool{"a": true, "an": true, "the": true}
+
 // fillers holds the analyzed forms of fillerWords for one analyzer.
 type fillers struct {
 	once sync.Once
@@ -60,8 +64,8 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	prev := "" // the surface form of the previous word, if right before this one
 	for _, text := range texts {
 		toks := ix.textAn.Analyze([]byte(text))
-		if len(toks) == 0 {
-			prev = "" // a stop word stood between
+		if len(toks) == 0 && !articles[strings.ToLower(text)] {
+			prev = "" // a stop word stood between; an article does not part a name ("add a command": addCommand)
 		}
 		for k, t := range toks {
 			tok := string(t.Term)

@@ -444,3 +444,26 @@ func TestRequestWordsWeighLittle(t *testing.T) {
 		}
 	}
 }
+
+// TestNameSaidInWordsWithAnArticle: "add a command" names addCommand as
+// "add command" does; another stop word between parts the words.
+func TestNameSaidInWordsWithAnArticle(t *testing.T) {
+	ix := openIndex(t, writeVault(t, map[string]string{
+		"API/addCommand.md":     joinLines("# addCommand", "Registers a command globally."),
+		"Guides/Ribbon.md":      joinLines("# Ribbon", "Add an icon to the ribbon; it can run a command, add a button or add a menu."),
+		"Guides/Add it.md":      joinLines("# Add it", "Add things. Add more things. Add a command later."),
+		"Guides/Command bar.md": joinLines("# Command bar", "Add a command bar to the editor."),
+	}), "")
+	for _, tt := range []struct{ q, top string }{
+		{"how do I add a command", "API/addCommand.md"},
+		{"add the command", "API/addCommand.md"},
+	} {
+		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := paths(res); len(got) == 0 || got[0] != tt.top {
+			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
+		}
+	}
+}
