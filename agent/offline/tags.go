@@ -122,21 +122,14 @@ func (st *convState) tagAnswer() (string, bool) {
 		return "", false
 	}
 	topic := st.tagTopic(tag)
-	about := ""
-	if len(topic) > 0 {
-		about = " that mentions " + joinOr(topic)
-	}
 	var b strings.Builder
 	switch {
 	case rec.failed:
-		fmt.Fprintf(&b, "I couldn't list the notes tagged #%s: the search failed.", tag)
-		return b.String(), true
+		return fmt.Sprintf("I couldn't list the notes tagged #%s: the search failed.", tag), true
+	case len(rec.results) == 0 && len(topic) > 0:
+		return fmt.Sprintf("No note with the tag #%s mentions %s.", tag, joinOr(topic)), true
 	case len(rec.results) == 0:
-		fmt.Fprintf(&b, "No note has the tag #%s%s.", tag, about)
-		if len(topic) == 0 {
-			fmt.Fprintf(&b, " You could search for %s as a word, or list the vault's tags.", tag)
-		}
-		return b.String(), true
+		return fmt.Sprintf("No note has the tag #%s. You could search for %s as a word, or list the vault's tags.", tag, tag), true
 	}
 	total := max(rec.total, len(rec.results))
 	var head string

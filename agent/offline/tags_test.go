@@ -54,6 +54,10 @@ func TestTagQuestionListsTheTagsNotes(t *testing.T) {
 	if !strings.HasPrefix(answer, "1 note with the tag #recipe mentions bread:\n\n- [[Sourdough]]: ") || strings.Contains(answer, "Bread ideas") {
 		t.Errorf("answer:\n%s", answer)
 	}
+	answer = answerOver(t, tagVault, "my #recipe notes about gardening")
+	if !strings.HasPrefix(answer, "No note with the tag #recipe mentions gardening.") {
+		t.Errorf("answer:\n%s", answer)
+	}
 	answer = answerOver(t, tagVault, "which notes are tagged gardening")
 	if !strings.HasPrefix(answer, "No note has the tag #gardening.") {
 		t.Errorf("answer:\n%s", answer)
