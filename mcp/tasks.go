@@ -152,29 +152,10 @@ func renderProperties(o PropertyOutput, query string) string {
 			if i > 0 {
 				sep = "; "
 			}
-			fmt.Fprintf(&b, "%s%s: %s", sep, p.Name, propText(p.Value))
+			fmt.Fprintf(&b, "%s%s: %s", sep, p.Name, search.PropertyText(p.Value))
 		}
 	}
 	return b.String()
-}
-
-// propText is a property value as one short line.
-func propText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "(empty)"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = propText(e)
-		}
-		return strings.Join(parts, ", ")
-	case float64:
-		return fmt.Sprint(x)
-	case string:
-		return x
-	}
-	return fmt.Sprint(v)
 }
 
 // ---- daily_note

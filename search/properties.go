@@ -580,6 +580,25 @@ type PropertyValue struct {
 	Value any    `json:"value"`
 }
 
+// PropertyText writes a property's value (as decoded from JSON, or as
+// PropertyValue holds it) on one line, as a reader would: a list's items
+// joined by commas, an empty value as "(empty)".
+func PropertyText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(empty)"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = PropertyText(e)
+		}
+		return strings.Join(parts, ", ")
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
 // NotesByProperty lists the notes that match a property query, written as
 // in a search ("[status:draft]", "[duration:>5] [tags]", or without
 // brackets "status:draft"), sorted by path, at most limit of them (all

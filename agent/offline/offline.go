@@ -186,7 +186,8 @@ func (st *convState) next() step {
 		return step{text: "I'll plan this first: search, read the best notes, then answer.",
 			calls: []llm.ToolCall{call(0, planner.ToolWriteTodos, map[string]any{"todos": todos})}, tools: []string{planner.ToolWriteTodos}}
 	}
-	if st.timeExpr != "" && st.available(agent.ToolTimeRange) && !st.timeCalled {
+	// A property's value is not a period ("notes whose year is 2017").
+	if st.timeExpr != "" && st.available(agent.ToolTimeRange) && !st.timeCalled && st.propertyQuery() == "" {
 		return step{text: fmt.Sprintf("Working out the dates for %q.", st.timeExpr),
 			calls: []llm.ToolCall{call(0, agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
 			tools: []string{agent.ToolTimeRange}}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
-	"github.com/vault-agent/vault-agent/planner"
+	"github.com/vault-agent/vault-agent/search"
 )
 
 // Questions about notes by a frontmatter property ("which notes have the
@@ -101,13 +101,7 @@ func (st *convState) propertyStep() (step, bool) {
 	if st.props.total == 0 && !st.props.failed {
 		return step{}, false
 	}
-	if st.planActive && st.available(planner.ToolPlanProgress) && !st.planDone {
-		return step{text: "The notes are listed; closing the plan before answering.",
-			calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
-				"step_id": "search", "step_summary": "Listed the notes with " + q + ".", "plan_status": "completed"})},
-			tools: []string{planner.ToolPlanProgress}}, true
-	}
-	return step{final: true, text: "Answering from the notes listed."}, true
+	return st.listedStep("notes", "Listed the notes with "+q+"."), true
 }
 
 // noteProperties records a listNotesByProperty result.
@@ -157,7 +151,7 @@ func (st *convState) propertyAnswer() (string, bool) {
 	for i, n := range shown {
 		var vals []string
 		for _, p := range n.Properties {
-			vals = append(vals, p.Name+": "+propertyText(p.Value))
+			vals = append(vals, p.Name+": "+short(search.PropertyText(p.Value), 60))
 		}
 		values[i] = strings.Join(vals, "; ")
 		same = same && values[i] == values[0]
@@ -179,22 +173,4 @@ func (st *convState) propertyAnswer() (string, bool) {
 	}
 	b.WriteString("\nSources: " + strings.Join(cited, ", "))
 	return b.String(), true
-}
-
-// propertyText writes a property's value as a reader would: a list's
-// items joined by commas, an empty value as "(empty)".
-func propertyText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "(empty)"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = propertyText(e)
-		}
-		return strings.Join(parts, ", ")
-	case string:
-		return short(x, 60)
-	}
-	return short(fmt.Sprint(v), 60)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/vault-agent/vault-agent/agent"
 	"github.com/vault-agent/vault-agent/llm"
-	"github.com/vault-agent/vault-agent/planner"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -55,9 +54,13 @@ func (st *convState) questionTag() string {
 
 // tagTopic is the goal's words that are neither the tag nor about tags.
 func (st *convState) tagTopic(tag string) []string {
+	parts := map[string]bool{strings.ToLower(tag): true}
+	for _, p := range strings.FieldsFunc(strings.ToLower(tag), func(r rune) bool { return r == '/' || r == '-' || r == '_' }) {
+		parts[p] = true // a nested or compound tag's words
+	}
 	var out []string
 	for _, w := range st.terms.all() {
-		if !tagWords[w] && !strings.EqualFold(w, tag) && !strings.EqualFold(w, strings.ReplaceAll(tag, "/", " ")) {
+		if !tagWords[w] && !parts[strings.ToLower(w)] {
 			out = append(out, w)
 		}
 	}
@@ -101,13 +104,7 @@ func (st *convState) tagStep() (step, bool) {
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, map[string]any{"query": tagQuery(tag, topic)})},
 			tools: []string{agent.ToolLocalSearch}}, true
 	}
-	if st.planActive && st.available(planner.ToolPlanProgress) && !st.planDone {
-		return step{text: "The tag's notes are listed; closing the plan before answering.",
-			calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
-				"step_id": "search", "step_summary": "Listed the notes tagged #" + tag + ".", "plan_status": "completed"})},
-			tools: []string{planner.ToolPlanProgress}}, true
-	}
-	return step{final: true, text: "Answering from the notes listed."}, true
+	return st.listedStep("notes", "Listed the notes tagged #"+tag+"."), true
 }
 
 // tagAnswer lists the notes of the goal's tag; false when the goal is not

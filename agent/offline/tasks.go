@@ -93,13 +93,19 @@ func (st *convState) taskStep() (step, bool) {
 	if st.tasks == nil {
 		return step{}, false
 	}
+	return st.listedStep("tasks", fmt.Sprintf("Listed %s.", plural(st.tasks.total, "task"))), true
+}
+
+// listedStep is the step after a listing (of what) that answers the goal:
+// an open plan closed with summary, then the answer.
+func (st *convState) listedStep(what, summary string) step {
 	if st.planActive && st.available(planner.ToolPlanProgress) && !st.planDone {
-		return step{text: "The tasks are listed; closing the plan before answering.",
+		return step{text: "The " + what + " are listed; closing the plan before answering.",
 			calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
-				"step_id": "search", "step_summary": fmt.Sprintf("Listed %s.", plural(st.tasks.total, "task")), "plan_status": "completed"})},
-			tools: []string{planner.ToolPlanProgress}}, true
+				"step_id": "search", "step_summary": summary, "plan_status": "completed"})},
+			tools: []string{planner.ToolPlanProgress}}
 	}
-	return step{final: true, text: "Answering from the tasks listed."}, true
+	return step{final: true, text: "Answering from the " + what + " listed."}
 }
 
 // listTasksStep is the listTasks call still to make, if any.

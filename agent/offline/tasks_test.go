@@ -38,6 +38,13 @@ func TestFixtureTaskQuestions(t *testing.T) {
 		{q: "how do I sort tasks by due date in a query?",
 			tools:  []string{agent.ToolLocalSearch},
 			hasNot: []string{"open task"}},
+		// A tag's notes, and notes by property, are listings too.
+		{q: "which notes are tagged reading/paper?", planner: true,
+			tools: []string{"write_todos", agent.ToolLocalSearch, "plan_progress"},
+			has:   []string{"3 notes have the tag #reading/paper:", "[[Attention Is All You Need]]", "Sources: "}},
+		{q: "notes whose year is 2017",
+			tools: []string{agent.ToolNotesByProperty},
+			has:   []string{"2 notes match [year:2017]:\n\n- [[Why We Sleep]]\n- [[Attention Is All You Need]]\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
