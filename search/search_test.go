@@ -430,7 +430,7 @@ func TestSearchExcludes(t *testing.T) {
 // that says "summary" and "notes" more relevant.
 func TestRequestWordsWeighLittle(t *testing.T) {
 	ix := openIndex(t, writeVault(t, map[string]string{
-		"TCP.md":                   joinLines("# TCP", "Point-to-point, connection-oriented, reliable byte stream."),
+		"net/Tcp.md":               joinLines("# TCP", "Point-to-point, connection-oriented, reliable byte stream."),
 		"Week 3 notes summary.md":  joinLines("# Week 3 notes summary", "A summary of my notes: TCP, UDP and routing."),
 		"Explained/Note taking.md": joinLines("# Note taking", "How I summarize and explain my notes."),
 	}), "")
@@ -439,8 +439,8 @@ func TestRequestWordsWeighLittle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Results) == 0 || res.Results[0].Path != "TCP.md" {
-			t.Errorf("%q: results %v, want TCP.md first", q, paths(res))
+		if len(res.Results) == 0 || res.Results[0].Path != "net/Tcp.md" {
+			t.Errorf("%q: results %v, want net/Tcp.md first", q, paths(res))
 		}
 	}
 }

@@ -501,10 +501,10 @@ func TestCopiesAreReadOnce(t *testing.T) {
 // is about it, though few items say its name: the list is quoted whole.
 func TestNoteNamedAfterTheQuestionKeepsItsLists(t *testing.T) {
 	answerStartsWith(t, map[string]string{
-		"TCP.md": "# TCP\n\nCharacteristics:\n\n- Point-to-point: one sender, one receiver\n- Connection-oriented: handshaking before sending data\n" +
+		"net/Tcp.md": "# TCP\n\nCharacteristics:\n\n- Point-to-point: one sender, one receiver\n- Connection-oriented: handshaking before sending data\n" +
 			"- Full duplex service\n- Reliable, in-order byte stream\n- A TCP connection is identified by a 4-tuple\n",
-		"UDP.md": "# UDP\n\nNo handshaking; unlike TCP, datagrams may be lost.\n",
-	}, "summarize my notes on TCP", "Characteristics: [[TCP]]\n\n- Point-to-point: one sender, one receiver\n- Connection-oriented: handshaking before sending data\n"+
+		"net/Udp.md": "# UDP\n\nNo handshaking; unlike TCP, datagrams may be lost.\n",
+	}, "summarize my notes on TCP", "Characteristics: [[Tcp]]\n\n- Point-to-point: one sender, one receiver\n- Connection-oriented: handshaking before sending data\n"+
 		"- Full duplex service\n- Reliable, in-order byte stream\n- A TCP connection is identified by a 4-tuple\n")
 }
 
