@@ -175,6 +175,9 @@ func New(deps Deps) (*Agent, error) {
 	if _, ok := deps.Index.(TaskIndex); ok {
 		tools = append(tools, taskTools()...)
 	}
+	if _, ok := deps.Index.(LinkIndex); ok {
+		tools = append(tools, linkTools()...)
+	}
 	a.registry = NewRegistry(append(append(tools, plannerTools()...), editTools()...)...)
 	if deps.ReviewStorePath != "" {
 		st, err := planner.OpenReviewStore(deps.ReviewStorePath, time.Hour)

@@ -240,28 +240,19 @@ func (s *Server) linksTool(ctx context.Context, req *sdk.CallToolRequest, in Lin
 	if err != nil {
 		return nil, out, err
 	}
-	out = LinksOutput{Path: n.Path, Title: n.Title, Outgoing: []LinkOut{}, Backlinks: []LinkIn{}}
-	seen := map[string]bool{}
-	for _, l := range n.Links {
-		key := l.Target + "#" + l.Heading
-		if seen[key] || l.Target == "" {
-			continue
-		}
-		seen[key] = true
-		out.OutgoingTotal++
-		if len(out.Outgoing) < maxLinkList {
-			out.Outgoing = append(out.Outgoing, LinkOut{Target: l.Target, Heading: l.Heading, Embed: l.Embed, Path: ix.ResolveLink(l, n.Path)})
-		}
-	}
-	back, err := ix.Backlinks(ctx, n.Path)
+	links, err := search.LinksOf(ctx, ix, n, maxLinkList)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, out, ctx.Err()
 		}
 		return nil, out, fmt.Errorf("backlinks of %s: %v", n.Path, err)
 	}
-	out.BacklinkTotal = len(back)
-	for _, b := range back[:min(len(back), maxLinkList)] {
+	out = LinksOutput{Path: n.Path, Title: n.Title, Outgoing: []LinkOut{}, Backlinks: []LinkIn{},
+		OutgoingTotal: links.OutgoingTotal, BacklinkTotal: links.BacklinkTotal}
+	for _, l := range links.Outgoing {
+		out.Outgoing = append(out.Outgoing, LinkOut{Target: l.Target, Heading: l.Heading, Embed: l.Embed, Path: l.Path})
+	}
+	for _, b := range links.Backlinks {
 		out.Backlinks = append(out.Backlinks, LinkIn{Path: b.Path, Title: b.Title, Count: b.Count})
 	}
 	return result(renderLinks(out)), out, nil

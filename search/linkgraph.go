@@ -61,3 +61,56 @@ func (ix *Index) ResolveLink(l vault.Link, from string) string {
 	p, _ := ix.keys().resolve(vault.LinkContext{Target: l.Target, Markdown: l.Kind == "markdown"}, from)
 	return p
 }
+
+// LinkGraph is what LinksOf needs of an index; *Index and the index a
+// follower process shares (search/shared) have it.
+type LinkGraph interface {
+	Backlinks(ctx context.Context, target string) ([]Backlink, error)
+	ResolveLink(l vault.Link, from string) string
+}
+
+// NoteLinks are a note's links both ways, each list cut at the limit it
+// was asked with; the totals count them all.
+type NoteLinks struct {
+	Path          string     `json:"path"`
+	Title         string     `json:"title"`
+	Outgoing      []LinkOut  `json:"outgoing"`
+	Backlinks     []Backlink `json:"backlinks"`
+	OutgoingTotal int        `json:"outgoingTotal"`
+	BacklinkTotal int        `json:"backlinkTotal"`
+}
+
+// LinkOut is one link of a note: its target as written, and the note it
+// resolves to ("" when none: an unresolved link, an attachment).
+type LinkOut struct {
+	Target  string `json:"target"`
+	Path    string `json:"path,omitempty"`
+	Heading string `json:"heading,omitempty"`
+	Embed   bool   `json:"embed,omitempty"`
+}
+
+// LinksOf returns the links of note n, read from the vault, and the notes
+// linking to it: its links in order, each target and heading once, at
+// most limit of each.
+func LinksOf(ctx context.Context, g LinkGraph, n *vault.Note, limit int) (*NoteLinks, error) {
+	out := &NoteLinks{Path: n.Path, Title: n.Title, Outgoing: []LinkOut{}, Backlinks: []Backlink{}}
+	seen := map[string]bool{}
+	for _, l := range n.Links {
+		key := l.Target + "#" + l.Heading
+		if seen[key] || l.Target == "" {
+			continue
+		}
+		seen[key] = true
+		out.OutgoingTotal++
+		if len(out.Outgoing) < limit {
+			out.Outgoing = append(out.Outgoing, LinkOut{Target: l.Target, Heading: l.Heading, Embed: l.Embed, Path: g.ResolveLink(l, n.Path)})
+		}
+	}
+	back, err := g.Backlinks(ctx, n.Path)
+	if err != nil {
+		return nil, err
+	}
+	out.BacklinkTotal = len(back)
+	out.Backlinks = append(out.Backlinks, back[:min(len(back), limit)]...)
+	return out, nil
+}

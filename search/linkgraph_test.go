@@ -172,3 +172,35 @@ func TestReadNote(t *testing.T) {
 		t.Error("an unknown note was read")
 	}
 }
+
+// TestLinksOf: a note's links both ways, each target and heading once, in
+// order, resolved or not, cut at the limit with the totals kept.
+func TestLinksOf(t *testing.T) {
+	ix := openLinkIndex(t, writeVault(t, map[string]string{
+		"Transport.md": "# Transport\n\n[[TCP]], [[TCP]] again, [[TCP#Handshake]], [[QUIC]], ![[stack.png]]\n",
+		"TCP notes.md": "More on [[TCP]].\n",
+		"net/TCP.md":   "# TCP\n\nBack to [[Transport]].\n",
+	}), "")
+	n, err := ix.ReadNote("Transport")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := LinksOf(context.Background(), ix, n, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LinkOut{{Target: "TCP", Path: "net/TCP.md"}, {Target: "TCP", Heading: "Handshake", Path: "net/TCP.md"}, {Target: "QUIC"}, {Target: "stack.png", Embed: true}}
+	if l.Path != "Transport.md" || l.OutgoingTotal != 4 || !slices.Equal(l.Outgoing, want) {
+		t.Errorf("outgoing %+v (total %d), want %+v", l.Outgoing, l.OutgoingTotal, want)
+	}
+	if l.BacklinkTotal != 1 || len(l.Backlinks) != 1 || l.Backlinks[0].Path != "net/TCP.md" {
+		t.Errorf("backlinks %+v (total %d)", l.Backlinks, l.BacklinkTotal)
+	}
+	tcp, err := ix.ReadNote("TCP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := LinksOf(context.Background(), ix, tcp, 1); err != nil || l.BacklinkTotal != 2 || len(l.Backlinks) != 1 {
+		t.Errorf("cut at 1: %+v, %v", l, err)
+	}
+}

@@ -194,6 +194,9 @@ func (st *convState) answer() string {
 	if a, ok := st.propertyAnswer(); ok { // questions about notes by property (properties.go)
 		return a
 	}
+	if a, ok := st.linkAnswer(); ok { // questions about a note's links (links.go)
+		return a
+	}
 	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()
 	}

@@ -72,6 +72,7 @@ type convState struct {
 	weighing *weighing     // the notes read, weighed once (weighed)
 	tasks    *taskList     // the last listTasks result (tasks.go)
 	props    *propertyList // the last listNotesByProperty result (properties.go)
+	links    *linkList     // the last getNoteLinks result (links.go)
 }
 
 var (
@@ -233,6 +234,8 @@ func (st *convState) noteResult(id, name, args, content string) {
 		st.noteTasks(args, content, failed)
 	case agent.ToolNotesByProperty:
 		st.noteProperties(args, content, failed)
+	case agent.ToolNoteLinks:
+		st.noteLinks(args, content, failed)
 	case agent.ToolLocalSearch:
 		rec := searchRec{failed: failed}
 		var a struct {
