@@ -95,7 +95,8 @@ func (st *convState) tagStep() (step, bool) {
 		return step{}, false
 	}
 	topic := st.tagTopic(tag)
-	if st.tagSearch(tag) == nil {
+	rec := st.tagSearch(tag)
+	if rec == nil {
 		what := "the notes tagged #" + tag
 		if len(topic) > 0 {
 			what += " about " + joinOr(topic)
@@ -104,7 +105,17 @@ func (st *convState) tagStep() (step, bool) {
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, map[string]any{"query": tagQuery(tag, topic)})},
 			tools: []string{agent.ToolLocalSearch}}, true
 	}
+	if st.tagGuessed(tag, rec) {
+		return step{}, false
+	}
 	return st.listedStep("notes", "Listed the notes tagged #"+tag+"."), true
+}
+
+// tagGuessed reports whether the tag search found nothing for a tag the
+// goal did not write as a #tag: "filter with tags in graph view" is not
+// about the tag #in, and is searched as any other question.
+func (st *convState) tagGuessed(tag string, rec *searchRec) bool {
+	return !rec.failed && len(rec.results) == 0 && !reHashtag.MatchString(st.goal)
 }
 
 // tagAnswer lists the notes of the goal's tag; false when the goal is not
@@ -115,7 +126,7 @@ func (st *convState) tagAnswer() (string, bool) {
 		return "", false
 	}
 	rec := st.tagSearch(tag)
-	if rec == nil {
+	if rec == nil || st.tagGuessed(tag, rec) {
 		return "", false
 	}
 	topic := st.tagTopic(tag)

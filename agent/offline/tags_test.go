@@ -58,9 +58,15 @@ func TestTagQuestionListsTheTagsNotes(t *testing.T) {
 	if !strings.HasPrefix(answer, "No note with the tag #recipe mentions gardening.") {
 		t.Errorf("answer:\n%s", answer)
 	}
-	answer = answerOver(t, tagVault, "which notes are tagged gardening")
+	answer = answerOver(t, tagVault, "which notes are tagged #gardening")
 	if !strings.HasPrefix(answer, "No note has the tag #gardening.") {
 		t.Errorf("answer:\n%s", answer)
+	}
+	// A tag read from the words, which no note has, was a guess: the
+	// question is searched.
+	answer = answerOver(t, tagVault, "is filtering with tags in bread recipes possible")
+	if strings.Contains(answer, "#in") || !strings.Contains(answer, "[[") {
+		t.Errorf("a guessed tag no note has was not searched:\n%s", answer)
 	}
 	answer = answerOver(t, tagVault, "how do I tag a recipe")
 	if strings.Contains(answer, "have the tag") {
