@@ -179,7 +179,7 @@ func TestLinksOf(t *testing.T) {
 	ix := openLinkIndex(t, writeVault(t, map[string]string{
 		"Transport.md": "# Transport\n\n[[TCP]], [[TCP]] again, [[TCP#Handshake]], [[QUIC]], ![[stack.png]]\n",
 		"TCP notes.md": "More on [[TCP]].\n",
-		"net/TCP.md":   "# TCP\n\nBack to [[Transport]].\n",
+		"net/Tcp.md":   "# TCP\n\nBack to [[Transport]].\n",
 	}), "")
 	n, err := ix.ReadNote("Transport")
 	if err != nil {
@@ -189,11 +189,11 @@ func TestLinksOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []LinkOut{{Target: "TCP", Path: "net/TCP.md"}, {Target: "TCP", Heading: "Handshake", Path: "net/TCP.md"}, {Target: "QUIC"}, {Target: "stack.png", Embed: true}}
+	want := []LinkOut{{Target: "TCP", Path: "net/Tcp.md"}, {Target: "TCP", Heading: "Handshake", Path: "net/Tcp.md"}, {Target: "QUIC"}, {Target: "stack.png", Embed: true}}
 	if l.Path != "Transport.md" || l.OutgoingTotal != 4 || !slices.Equal(l.Outgoing, want) {
 		t.Errorf("outgoing %+v (total %d), want %+v", l.Outgoing, l.OutgoingTotal, want)
 	}
-	if l.BacklinkTotal != 1 || len(l.Backlinks) != 1 || l.Backlinks[0].Path != "net/TCP.md" {
+	if l.BacklinkTotal != 1 || len(l.Backlinks) != 1 || l.Backlinks[0].Path != "net/Tcp.md" {
 		t.Errorf("backlinks %+v (total %d)", l.Backlinks, l.BacklinkTotal)
 	}
 	tcp, err := ix.ReadNote("TCP")

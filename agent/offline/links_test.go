@@ -32,8 +32,8 @@ func TestLinkQuestion(t *testing.T) {
 var linkVault = map[string]string{
 	"net/Transport.md": "# Transport\n\nSee [[TCP]] and [[TCP#Handshake]], then [[UDP]] and [[QUIC]]. ![[stack.png]]\n",
 	"net/TCP notes.md": "# TCP notes\n\nMore on [[TCP]].\n",
-	"net/TCP.md":       "# TCP\n\nReliable.\n\n## Handshake\n\nSYN, SYN-ACK, ACK.\n",
-	"net/UDP.md":       "# UDP\n\nUnreliable datagrams; see [[Transport]].\n",
+	"net/Tcp.md":       "# TCP\n\nReliable.\n\n## Handshake\n\nSYN, SYN-ACK, ACK.\n",
+	"net/Udp.md":       "# UDP\n\nUnreliable datagrams; see [[Transport]].\n",
 	"home/Garden.md":   "# Garden\n\nTomatoes.\n",
 }
 
@@ -42,9 +42,9 @@ var linkVault = map[string]string{
 // searched as any other question.
 func TestLinkQuestionListsTheLinks(t *testing.T) {
 	answerStartsWith(t, linkVault, "which notes link to TCP?",
-		"2 notes link to [[TCP]]:\n\n- [[TCP notes]]\n- [[Transport]] (2 links)\n\nSources: [[TCP]], [[TCP notes]], [[Transport]]")
+		"2 notes link to [[Tcp]]:\n\n- [[TCP notes]]\n- [[Transport]] (2 links)\n\nSources: [[Tcp]], [[TCP notes]], [[Transport]]")
 	answerStartsWith(t, linkVault, "what does Transport link to?",
-		"[[Transport]] links to 5 targets:\n\n- [[TCP]]\n- [[TCP]] (its section Handshake)\n- [[UDP]]\n- not yet a note: QUIC\n- embedded files: stack.png\n")
+		"[[Transport]] links to 5 targets:\n\n- [[Tcp]]\n- [[Tcp]] (its section Handshake)\n- [[Udp]]\n- not yet a note: QUIC\n- embedded files: stack.png\n")
 	answer := answerOver(t, linkVault, "which notes link to tomatoes")
 	if strings.Contains(answer, "link to") || !strings.Contains(answer, "[[Garden]]") {
 		t.Errorf("a name no note has was not searched:\n%s", answer)
