@@ -24,7 +24,13 @@ make makes making use uses using used know knows thing things something anything
 everything everyone possible able would could might must shall also really actually please can't cannot
 don't doesn't didn't isn't aren't won't i'm i've i'd let lets tell maybe still even ever whether etc
 difference differences versus vs compare comparing comparison
-summarize summarise summary explain describe note notes`)
+summarize summarise summary explain describe`)
+
+// owners and noteWords make "my notes", "our note", "your notes" filler.
+var (
+	owners    = map[string]bool{"my": true, "our": true, "your": true}
+	noteWords = map[string]bool{"note": true, "notes": true}
+)
 
 // articles are the stop words that a name written as one word leaves out
 // when it is said in words ("add a command" for addCommand).
@@ -61,9 +67,12 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	q := &rankQuery{fuzzAll: fuzzAll, stats: &rankStats{}, avg: ix.avgLens(), titleFixes: ix.titleFixes}
 	seen := map[string]bool{}
 	var content []string
-	prev := "" // the surface form of the previous word, if right before this one
+	prev := ""     // the surface form of the previous word, if right before this one
+	owner := false // the previous text was "my", "our" or "your"
 	for _, text := range texts {
 		toks := ix.textAn.Analyze([]byte(text))
+		mine := owner
+		owner = owners[strings.ToLower(text)]
 		if len(toks) == 0 && !articles[strings.ToLower(text)] {
 			prev = "" // a stop word stood between; an article does not part a name ("add a command": addCommand)
 		}
@@ -84,8 +93,11 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 				continue
 			}
 			seen[tok] = true
-			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: fill[tok]})
-			if !fill[tok] {
+			// "my notes" frames a request ("summarize my notes on
+			// TCP"); "a new note" is what it is about.
+			filler := fill[tok] || mine && k == 0 && noteWords[surface]
+			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: filler})
+			if !filler {
 				content = append(content, tok)
 			}
 		}

@@ -427,20 +427,27 @@ func TestSearchExcludes(t *testing.T) {
 
 // TestRequestWordsWeighLittle: "summarize my notes on TCP" asks for the
 // note about TCP; the words that frame the request do not make a note
-// that says "summary" and "notes" more relevant.
+// that says "summary" and "notes" more relevant. But in "create a new
+// note" the note is what the question is about.
 func TestRequestWordsWeighLittle(t *testing.T) {
 	ix := openIndex(t, writeVault(t, map[string]string{
-		"net/Tcp.md":               joinLines("# TCP", "Point-to-point, connection-oriented, reliable byte stream."),
-		"Week 3 notes summary.md":  joinLines("# Week 3 notes summary", "A summary of my notes: TCP, UDP and routing."),
-		"Explained/Note taking.md": joinLines("# Note taking", "How I summarize and explain my notes."),
+		"net/Tcp.md":                joinLines("# TCP", "Point-to-point, connection-oriented, reliable byte stream."),
+		"Week 3 notes summary.md":   joinLines("# Week 3 notes summary", "A summary of my notes: TCP, UDP and routing."),
+		"Explained/Note taking.md":  joinLines("# Note taking", "How I summarize and explain my notes."),
+		"Create your first note.md": joinLines("# Create your first note", "To create a new note, press Ctrl+N."),
+		"Create a base.md":          joinLines("# Create a base", "Create new base: create new views, create new filters, create new columns."),
 	}), "")
-	for _, q := range []string{"summarize my notes on TCP", "explain my note about tcp"} {
-		res, err := ix.Search(context.Background(), Request{Query: q, Limit: 3})
+	for _, tt := range []struct{ q, top string }{
+		{"summarize my notes on TCP", "net/Tcp.md"},
+		{"explain my note about tcp", "net/Tcp.md"},
+		{"how do I create a new note", "Create your first note.md"},
+	} {
+		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Results) == 0 || res.Results[0].Path != "net/Tcp.md" {
-			t.Errorf("%q: results %v, want net/Tcp.md first", q, paths(res))
+		if got := paths(res); len(got) == 0 || got[0] != tt.top {
+			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
 		}
 	}
 }
