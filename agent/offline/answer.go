@@ -25,11 +25,13 @@ type source struct {
 	title    string
 	heading  string
 	headings []string
-	content  string
-	rank     int  // the note's rank: named notes first, then search order
-	named    bool // the goal names this note
-	chunk    int
-	chunks   int // the note's chunk count, 0 when unknown
+	// firstLevel is the level of headings[0], 0 when not known.
+	firstLevel int
+	content    string
+	rank       int  // the note's rank: named notes first, then search order
+	named      bool // the goal names this note
+	chunk      int
+	chunks     int // the note's chunk count, 0 when unknown
 }
 
 // sources are the chunks read, a note's chunks together, in the order of
@@ -63,7 +65,7 @@ func (st *convState) sources() []source {
 				continue
 			}
 			seen[key] = true
-			s := source{path: r.path, link: r.link, title: r.title, heading: r.heading, headings: r.headings, content: r.content, named: named, chunk: r.chunk, chunks: r.chunkCount}
+			s := source{path: r.path, link: r.link, title: r.title, heading: r.heading, headings: r.headings, firstLevel: r.firstLevel, content: r.content, named: named, chunk: r.chunk, chunks: r.chunkCount}
 			if r.failed || strings.TrimSpace(r.content) == "" {
 				h, ok := snippets[r.path]
 				if !ok {

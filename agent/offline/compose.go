@@ -351,10 +351,11 @@ func mergeSets(a, b map[string]bool) map[string]bool {
 }
 
 // sectionHeading is the heading a citation of a block under heading
-// names: none for the note's own title heading.
+// names: none for the note's own title heading (its name, or its first
+// heading when that is a top-level one, "# Guide").
 func (st *convState) sectionHeading(s source, heading string) string {
 	if strings.EqualFold(heading, s.title) || strings.EqualFold(heading, noteName(s.path)) ||
-		len(s.headings) > 0 && heading == s.headings[0] && !strings.Contains(s.heading, " > ") {
+		len(s.headings) > 0 && heading == s.headings[0] && s.firstLevel <= 1 && !strings.Contains(s.heading, " > ") {
 		return ""
 	}
 	return heading
@@ -790,7 +791,18 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 	}
 	best := picks[lead]
 	s := srcs[best.src]
-	if best.best < 0 || best.bestCover <= 0 || s.chunks <= 1 {
+	if s.chunks <= 1 {
+		return "", 0, false
+	}
+	if best.best < 0 {
+		// The part read says nothing but what the note is (a line of
+		// links under its frontmatter): what it says comes next.
+		if next := s.chunk + 1; next < s.chunks && !got[s.path+"#"+strconv.Itoa(next)] {
+			return s.path, next, true
+		}
+		return "", 0, false
+	}
+	if best.bestCover <= 0 {
 		return "", 0, false
 	}
 	switch {

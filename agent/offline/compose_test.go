@@ -534,3 +534,17 @@ func TestPassageDoesNotEndOnAColon(t *testing.T) {
 	}, "what is restricted mode", "Restricted mode keeps community plugins from running.\n\n"+
 		"To turn off Restricted mode: [[Plugin security#Restricted mode]]\n\n1. Open Settings.\n2. Select Community plugins.\n3. Select Turn on.\n\n")
 }
+
+// TestNoteWithNothingButLinksFirstIsReadOn: a note found by its name whose
+// part read is only a line of links under its frontmatter is read on: the
+// answer quotes what it says next, cited by its section, which is not the
+// note's title though it is its first heading.
+func TestNoteWithNothingButLinksFirstIsReadOn(t *testing.T) {
+	answerStartsWith(t, map[string]string{
+		"algo/Dynamic Programming.md": "---\ntags: [algorithm]\n---\nLinks: [[Algorithms]]\n- - -\n\n## When to use\n" +
+			"1. Count the number of ways to do something\n2. Minimize or maximize a cost\n\n## Techniques\n\nEither iterative with tabulation or recursive with memoization.\n",
+		"algo/Algorithms.md":  "# Algorithms\n\n[[Dynamic Programming]], [[Greedy]].\n",
+		"algo/Knapsack.md":    "# Knapsack\n\nSolved with dynamic programming over the capacity.\n",
+		"algo/Coin change.md": "# Coin change\n\nA dynamic programming classic: count the ways to make an amount.\n",
+	}, "explain dynamic programming", "From [[Dynamic Programming#When to use]]:\n\n1. Count the number of ways to do something\n2. Minimize or maximize a cost\n")
+}

@@ -32,6 +32,7 @@ type readRec struct {
 	heading    string
 	content    string
 	headings   []string
+	firstLevel int // the level of headings[0]; 0 when not known
 	chunk      int
 	chunkCount int
 	mtime      int64
@@ -282,11 +283,15 @@ func (st *convState) noteResult(id, name, args, content string) {
 			for _, h := range r.Headings {
 				var s string
 				var obj struct {
-					Text string `json:"text"`
+					Text  string `json:"text"`
+					Level int    `json:"level"`
 				}
 				if json.Unmarshal(h, &s) == nil {
 					rec.headings = append(rec.headings, s)
 				} else if json.Unmarshal(h, &obj) == nil && obj.Text != "" {
+					if len(rec.headings) == 0 {
+						rec.firstLevel = obj.Level
+					}
 					rec.headings = append(rec.headings, obj.Text)
 				}
 			}

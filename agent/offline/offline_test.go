@@ -345,7 +345,7 @@ func TestOfflineHandWrittenResults(t *testing.T) {
 		t.Fatalf("expected the answer, got calls %+v", resp.ToolCalls)
 	}
 	// The note that could not be read is judged by its snippet.
-	for _, want := range []string{"The router is behind the couch. The wifi password is pinecone42 and the network is CabinNet. Bring firewood. [[Cabin]]",
+	for _, want := range []string{"The router is behind the couch. The wifi password is pinecone42 and the network is CabinNet. Bring firewood. [[Cabin#Wifi]]",
 		"See also [[Gone]].", "Sources: [[Cabin]]"} {
 		if !strings.Contains(resp.Content, want) {
 			t.Errorf("answer lacks %q:\n%s", want, resp.Content)
