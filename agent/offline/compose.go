@@ -197,6 +197,9 @@ func (st *convState) answer() string {
 	if a, ok := st.linkAnswer(); ok { // questions about a note's links (links.go)
 		return a
 	}
+	if a, ok := st.folderAnswer(); ok { // questions about a folder's notes, or how many (folders.go)
+		return a
+	}
 	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()
 	}

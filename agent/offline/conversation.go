@@ -74,6 +74,7 @@ type convState struct {
 	tasks    *taskList     // the last listTasks result (tasks.go)
 	props    *propertyList // the last listNotesByProperty result (properties.go)
 	links    *linkList     // the last getNoteLinks result (links.go)
+	tree     *fileTreeRec  // the last getFileTree result (folders.go)
 }
 
 var (
@@ -237,6 +238,8 @@ func (st *convState) noteResult(id, name, args, content string) {
 		st.noteProperties(args, content, failed)
 	case agent.ToolNoteLinks:
 		st.noteLinks(args, content, failed)
+	case agent.ToolFileTree:
+		st.noteFileTree(content, failed)
 	case agent.ToolLocalSearch:
 		rec := searchRec{failed: failed}
 		var a struct {

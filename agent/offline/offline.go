@@ -204,6 +204,9 @@ func (st *convState) next() step {
 	if s, ok := st.linkStep(); ok { // questions about a note's links (links.go)
 		return s
 	}
+	if s, ok := st.folderStep(); ok { // questions about a folder's notes, or how many (folders.go)
+		return s
+	}
 	// A goal only about the notes it names needs no search: they are read.
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && st.timeOnly() && st.timeRange != nil {
 		return step{text: fmt.Sprintf("Listing the notes from %s.", st.timeExpr),
