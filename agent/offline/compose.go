@@ -185,20 +185,10 @@ type weighing struct {
 
 // answer renders the final answer from the notes read.
 func (st *convState) answer() string {
-	if a, ok := st.taskAnswer(); ok { // questions about one's tasks (tasks.go)
-		return a
-	}
-	if a, ok := st.tagAnswer(); ok { // questions about a tag's notes (tags.go)
-		return a
-	}
-	if a, ok := st.propertyAnswer(); ok { // questions about notes by property (properties.go)
-		return a
-	}
-	if a, ok := st.linkAnswer(); ok { // questions about a note's links (links.go)
-		return a
-	}
-	if a, ok := st.folderAnswer(); ok { // questions about a folder's notes, or how many (folders.go)
-		return a
+	for _, l := range st.listings() {
+		if a, ok := l.answer(); ok {
+			return a
+		}
 	}
 	if st.timeOnly() && st.timeRange != nil {
 		return st.timeAnswer()

@@ -144,19 +144,7 @@ func (st *convState) folderAnswer() (string, bool) {
 		fmt.Fprintf(&b, " (its subfolders included); here are the %d most recently changed", len(shown))
 	}
 	b.WriteString(":\n\n")
-	paths := make([]string, len(rec.results))
-	for i, h := range rec.results {
-		paths[i] = h.Path
-	}
-	var cited []string
-	for _, h := range shown {
-		c := linkAmong(paths, h.Path)
-		b.WriteString("- " + c + "\n")
-		cited = append(cited, c)
-	}
-	if len(shown) < total {
-		fmt.Fprintf(&b, "\nSearch for `%s` to see all %d.\n", folderQuery(folder), total)
-	}
+	cited := writeHits(&b, rec, len(shown), false, folderQuery(folder))
 	b.WriteString("\nSources: " + strings.Join(cited, ", "))
 	return b.String(), true
 }

@@ -174,6 +174,26 @@ func call(i int, name string, args any) llm.ToolCall {
 	return llm.ToolCall{ID: "call_" + strconv.Itoa(i), Name: name, Arguments: string(b)}
 }
 
+// listing is a kind of question answered by a listing rather than a
+// passage: its next step, and its answer (false: not such a question, or
+// its listing found nothing and the question is searched as any other).
+type listing struct {
+	step   func() (step, bool)
+	answer func() (string, bool)
+}
+
+// listings are the kinds of listing questions, in the order they are
+// recognised.
+func (st *convState) listings() []listing {
+	return []listing{
+		{st.taskStep, st.taskAnswer},         // one's tasks (tasks.go)
+		{st.tagStep, st.tagAnswer},           // a tag's notes (tags.go)
+		{st.propertyStep, st.propertyAnswer}, // notes by property (properties.go)
+		{st.linkStep, st.linkAnswer},         // a note's links (links.go)
+		{st.folderStep, st.folderAnswer},     // a folder's notes, or how many (folders.go)
+	}
+}
+
 // next is the react policy: the first step not yet done.
 func (st *convState) next() step {
 	kw := st.keywordText()
@@ -192,20 +212,10 @@ func (st *convState) next() step {
 			calls: []llm.ToolCall{call(0, agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
 			tools: []string{agent.ToolTimeRange}}
 	}
-	if s, ok := st.taskStep(); ok { // questions about one's tasks (tasks.go)
-		return s
-	}
-	if s, ok := st.tagStep(); ok { // questions about a tag's notes (tags.go)
-		return s
-	}
-	if s, ok := st.propertyStep(); ok { // questions about notes by property (properties.go)
-		return s
-	}
-	if s, ok := st.linkStep(); ok { // questions about a note's links (links.go)
-		return s
-	}
-	if s, ok := st.folderStep(); ok { // questions about a folder's notes, or how many (folders.go)
-		return s
+	for _, l := range st.listings() {
+		if s, ok := l.step(); ok {
+			return s
+		}
 	}
 	// A goal only about the notes it names needs no search: they are read.
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && st.timeOnly() && st.timeRange != nil {

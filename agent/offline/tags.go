@@ -160,27 +160,35 @@ func (st *convState) tagAnswer() (string, bool) {
 		head += fmt.Sprintf("; here are the %d %s", len(shown), order)
 	}
 	b.WriteString(head + ":\n\n")
+	// With a topic the snippet shows where a note mentions it; a tag
+	// alone has no words to show the lines of.
+	cited := writeHits(&b, rec, len(shown), len(topic) > 0, tagQuery(tag, topic))
+	b.WriteString("\nSources: " + strings.Join(cited, ", "))
+	return b.String(), true
+}
+
+// writeHits lists the first n notes of a listing search, each cited (with
+// its snippet when snippets is set), says how to see them all when they
+// are more, and returns the citations.
+func writeHits(b *strings.Builder, rec *searchRec, n int, snippets bool, query string) []string {
 	paths := make([]string, len(rec.results))
 	for i, h := range rec.results {
 		paths[i] = h.Path
 	}
 	var cited []string
-	for _, h := range shown {
+	for _, h := range rec.results[:n] {
 		c := linkAmong(paths, h.Path)
 		line := "- " + c
-		// With a topic the snippet shows where a note mentions it; a
-		// tag alone has no words to show the lines of.
-		if s := snippetText(h); s != "" && len(topic) > 0 {
+		if s := snippetText(h); s != "" && snippets {
 			line += ": " + s
 		}
 		b.WriteString(line + "\n")
 		cited = append(cited, c)
 	}
-	if len(shown) < total {
-		fmt.Fprintf(&b, "\nSearch for `%s` to see all %d.\n", tagQuery(tag, topic), total)
+	if total := max(rec.total, len(rec.results)); n < total {
+		fmt.Fprintf(b, "\nSearch for `%s` to see all %d.\n", query, total)
 	}
-	b.WriteString("\nSources: " + strings.Join(cited, ", "))
-	return b.String(), true
+	return cited
 }
 
 // linkAmong is the [[wikilink]] of the note at p in a listing of paths:
