@@ -423,10 +423,22 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 		}
 		n += len([]rune(more))
 	}
-	for len(lists) > 1 && lists[len(lists)-1] && !introduces(strings.TrimSpace(paras[len(paras)-2])) {
-		// A list after the last paragraph is the next thing's, unless
-		// the paragraph introduces it (quoted with it above).
-		paras, codes, lists = paras[:len(paras)-1], codes[:len(codes)-1], lists[:len(lists)-1]
+	for len(paras) > 1 {
+		last := len(paras) - 1
+		switch {
+		case lists[last] && !introduces(strings.TrimSpace(paras[last-1])):
+			// A list after the last paragraph is the next thing's,
+			// unless the paragraph introduces it (quoted with it).
+		case !lists[last] && codes[last] == "" && introduces(strings.TrimSpace(paras[last])):
+			// A paragraph whose list did not fit ends on its colon
+			// with nothing after it.
+		default:
+			last = -1
+		}
+		if last < 0 {
+			break
+		}
+		paras, codes, lists = paras[:last], codes[:last], lists[:last]
 	}
 	if len(paras) == 1 && isLabel(blk) {
 		// A line such as "Linux — 12.1%" means little alone: the

@@ -548,3 +548,21 @@ func TestNoteWithNothingButLinksFirstIsReadOn(t *testing.T) {
 		"algo/Coin change.md": "# Coin change\n\nA dynamic programming classic: count the ways to make an amount.\n",
 	}, "explain dynamic programming", "From [[Dynamic Programming#When to use]]:\n\n1. Count the number of ways to do something\n2. Minimize or maximize a cost\n")
 }
+
+// TestPassageDoesNotEndOnAColonItCannotKeep: a paragraph that goes on
+// answering but introduces a list too long to come with it is left out,
+// rather than ending the passage on its colon.
+func TestPassageDoesNotEndOnAColonItCannotKeep(t *testing.T) {
+	var list strings.Builder
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&list, "- A helper that works in every window, number %d, with a long description of what it does.\n", i)
+	}
+	answer := answerOver(t, map[string]string{
+		"Pop-out windows.md": "# Pop-out windows\n\nPop-out windows come with their own globals: each window has its own document.\n\n" +
+			"The API has helpers for windows and their document:\n\n" + list.String(),
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "why does document differ in pop-out windows")
+	if !strings.HasPrefix(answer, "Pop-out windows come with their own globals: each window has its own document. [[Pop-out windows]]\n\n") {
+		t.Errorf("answer:\n%s", answer)
+	}
+}
