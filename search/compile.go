@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -369,7 +368,7 @@ const cjkRankedRunes = 4
 func longCJKRun(text string) bool {
 	n := 0
 	for _, r := range text {
-		if r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+		if isCJKRune(r) {
 			if n++; n >= cjkRankedRunes {
 				return true
 			}

@@ -164,14 +164,17 @@ func hasMark(b []byte) bool {
 // characters; only such notes get the CJK bigram fields.
 func hasCJK(s string) bool {
 	for _, r := range s {
-		if r < 0x2E80 {
-			continue
-		}
-		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+		if isCJKRune(r) {
 			return true
 		}
 	}
 	return false
+}
+
+// isCJKRune reports whether r is a Han, Hiragana, Katakana or Hangul
+// character (none is below U+2E80).
+func isCJKRune(r rune) bool {
+	return r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // newMapping builds the index mapping. Only the links pointing to a note

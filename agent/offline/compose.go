@@ -392,55 +392,41 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 		return "From " + c + ":\n\n" + renderList(items(blk))
 	}
 	text, cut := renderBlock(blk, firstSentence(blk, rel))
-	paras := []string{text}
-	codes := []string{paraCode(blk, text)}
+	parts := []passagePart{paragraphPart(blk, text)}
 	n := len([]rune(text))
-	lists := []bool{false} // which parts are lists
 	for j := i + 1; !cut && j < len(p.blocks); j++ {
 		// The section goes on answering: its next paragraphs, and the
 		// lists between them ("In TCP, ...", its points, "In UDP, ..."),
-		// while they hold a word of the question.
+		// while they hold a word of the question. What a part ends on a
+		// colon to introduce comes with it, whatever its words.
 		next := p.blocks[j]
-		// What a part ends on a colon to introduce comes with it,
-		// whatever its words.
-		opens := introduces(strings.TrimSpace(paras[len(paras)-1]))
+		opens := parts[len(parts)-1].opens()
 		if next.kind == tableBlock || next.heading != blk.heading || rel.count(stemSet(next.text())) == 0 && !opens {
 			break
 		}
-		more, _ := renderBlock(next, 0)
-		if next.kind != paragraphBlock {
-			more = renderList(items(next))
-		}
-		if n+len([]rune(more)) > leadRunes {
-			break
-		}
-		paras = append(paras, more)
-		lists = append(lists, next.kind != paragraphBlock)
+		part := passagePart{text: renderList(items(next)), list: true}
 		if next.kind == paragraphBlock {
-			codes = append(codes, paraCode(next, more))
-		} else {
-			codes = append(codes, "")
+			more, _ := renderBlock(next, 0)
+			part = paragraphPart(next, more)
 		}
-		n += len([]rune(more))
-	}
-	for len(paras) > 1 {
-		last := len(paras) - 1
-		switch {
-		case lists[last] && !introduces(strings.TrimSpace(paras[last-1])):
-			// A list after the last paragraph is the next thing's,
-			// unless the paragraph introduces it (quoted with it).
-		case !lists[last] && codes[last] == "" && introduces(strings.TrimSpace(paras[last])):
-			// A paragraph whose list did not fit ends on its colon
-			// with nothing after it.
-		default:
-			last = -1
-		}
-		if last < 0 {
+		if n+len([]rune(part.text)) > leadRunes {
 			break
 		}
-		paras, codes, lists = paras[:last], codes[:last], lists[:last]
+		parts = append(parts, part)
+		n += len([]rune(part.text))
 	}
-	if len(paras) == 1 && isLabel(blk) {
+	for len(parts) > 1 {
+		last := parts[len(parts)-1]
+		// A list after the last paragraph is the next thing's, unless
+		// the paragraph introduces it (quoted with it); a paragraph
+		// whose list did not fit ends on its colon with nothing after.
+		if last.list && !parts[len(parts)-2].opens() || !last.list && last.code == "" && last.opens() {
+			parts = parts[:len(parts)-1]
+			continue
+		}
+		break
+	}
+	if len(parts) == 1 && isLabel(blk) {
 		// A line such as "Linux — 12.1%" means little alone: the
 		// paragraphs before it under the same heading (what the figures
 		// are of, the lines beside it) come with it, within leadRunes. A
@@ -454,33 +440,47 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 			if n+len([]rune(more)) > leadRunes {
 				break
 			}
-			paras = append([]string{more}, paras...)
-			codes = append([]string{paraCode(prev, more)}, codes...)
-			lists = append([]bool{false}, lists...)
+			parts = append([]passagePart{paragraphPart(prev, more)}, parts...)
 			n += len([]rune(more))
 		}
 	}
 	// The citation ends the last paragraph: after a list it would read
 	// as its last item's.
-	last := len(paras) - 1
-	for last > 0 && lists[last] {
+	last := len(parts) - 1
+	for last > 0 && parts[last].list {
 		last--
 	}
 	var out strings.Builder
-	for k, para := range paras {
+	for k, part := range parts {
 		if k > 0 {
 			out.WriteString("\n\n")
 		}
-		out.WriteString(para)
+		out.WriteString(part.text)
 		if k == last {
 			out.WriteString(" " + c)
 		}
-		if codes[k] != "" {
-			out.WriteString("\n\n" + codes[k])
+		if part.code != "" {
+			out.WriteString("\n\n" + part.code)
 		}
 	}
 	return out.String()
 }
+
+// passagePart is a paragraph or list of a lead passage, rendered, with
+// the code block a paragraph introduces.
+type passagePart struct {
+	text, code string
+	list       bool
+}
+
+// paragraphPart is paragraph b quoted as text, with its code.
+func paragraphPart(b block, text string) passagePart {
+	return passagePart{text: text, code: paraCode(b, text)}
+}
+
+// opens reports whether the part ends on a colon, introducing what
+// follows.
+func (p passagePart) opens() bool { return introduces(strings.TrimSpace(p.text)) }
 
 // paraCode is the code block a paragraph introduces, rendered, when text,
 // the paragraph as quoted, reaches the sentence that introduces it; "" for

@@ -46,17 +46,6 @@ func (st *convState) questionFolder() string {
 // folderQuery is the search listing the notes of folder.
 func folderQuery(folder string) string { return "path:" + strconv.Quote(folder+"/") }
 
-// folderSearch is the search of the goal's folder, nil until made.
-func (st *convState) folderSearch(folder string) *searchRec {
-	q := folderQuery(folder)
-	for i := range st.searches {
-		if st.searches[i].query == q {
-			return &st.searches[i]
-		}
-	}
-	return nil
-}
-
 // countQuestion reports whether the goal asks how many notes the vault
 // holds, and getFileTree can answer it.
 func (st *convState) countQuestion() bool {
@@ -79,7 +68,7 @@ func (st *convState) folderStep() (step, bool) {
 	if folder == "" {
 		return step{}, false
 	}
-	rec := st.folderSearch(folder)
+	rec := st.searchFor(folderQuery(folder))
 	if rec == nil {
 		return step{text: "Listing the notes in " + folder + "/.",
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, map[string]any{"query": folderQuery(folder)})},
@@ -128,7 +117,7 @@ func (st *convState) folderAnswer() (string, bool) {
 	if folder == "" {
 		return "", false
 	}
-	rec := st.folderSearch(folder)
+	rec := st.searchFor(folderQuery(folder))
 	if rec == nil || rec.failed || len(rec.results) == 0 {
 		return "", false
 	}

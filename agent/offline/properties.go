@@ -39,18 +39,9 @@ const maxPropertyNotes = 15
 // propertyList is the last listNotesByProperty result.
 type propertyList struct {
 	query  string
-	notes  []propertyNote
+	notes  []search.PropertyNote
 	total  int
 	failed bool
-}
-
-type propertyNote struct {
-	Path       string `json:"path"`
-	Title      string `json:"title"`
-	Properties []struct {
-		Name  string `json:"name"`
-		Value any    `json:"value"`
-	} `json:"properties"`
 }
 
 // propertyQuery is the property query the goal asks for, "" when none:
@@ -61,8 +52,7 @@ func (st *convState) propertyQuery() string {
 	}
 	// The syntax typed: [name:value], or [name] in a question that says
 	// "property"; never a [[wikilink]] or a [markdown](link).
-	bare := reMdLink.ReplaceAllString(reWiki.ReplaceAllString(reWikiAlias.ReplaceAllString(st.goal, " "), " "), " ")
-	if qs := rePropertySyntax.FindAllString(bare, -1); len(qs) > 0 &&
+	if qs := rePropertySyntax.FindAllString(linksToText(st.goal), -1); len(qs) > 0 &&
 		(strings.Contains(strings.Join(qs, ""), ":") || strings.Contains(strings.ToLower(st.goal), "propert")) {
 		return strings.Join(qs, " ")
 	}
@@ -111,10 +101,7 @@ func (st *convState) noteProperties(args, content string, failed bool) {
 	}
 	_ = json.Unmarshal([]byte(args), &a)
 	rec := &propertyList{query: a.Query, failed: failed}
-	var r struct {
-		Notes []propertyNote `json:"notes"`
-		Total int            `json:"total"`
-	}
+	var r agent.NotesByPropertyResult
 	if !failed && json.Unmarshal([]byte(content), &r) == nil {
 		rec.notes, rec.total = r.Notes, max(r.Total, len(r.Notes))
 	}

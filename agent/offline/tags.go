@@ -76,9 +76,8 @@ func tagQuery(tag string, topic []string) string {
 	return q
 }
 
-// tagSearch is the search of the goal's tag, nil until made.
-func (st *convState) tagSearch(tag string) *searchRec {
-	q := tagQuery(tag, st.tagTopic(tag))
+// searchFor is the search made with query q, nil until made.
+func (st *convState) searchFor(q string) *searchRec {
 	for i := range st.searches {
 		if st.searches[i].query == q {
 			return &st.searches[i]
@@ -95,7 +94,7 @@ func (st *convState) tagStep() (step, bool) {
 		return step{}, false
 	}
 	topic := st.tagTopic(tag)
-	rec := st.tagSearch(tag)
+	rec := st.searchFor(tagQuery(tag, topic))
 	if rec == nil {
 		what := "the notes tagged #" + tag
 		if len(topic) > 0 {
@@ -105,7 +104,7 @@ func (st *convState) tagStep() (step, bool) {
 			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, map[string]any{"query": tagQuery(tag, topic)})},
 			tools: []string{agent.ToolLocalSearch}}, true
 	}
-	if st.tagGuessed(tag, rec) {
+	if st.tagGuessed(rec) {
 		return step{}, false
 	}
 	return st.listedStep("notes", "Listed the notes tagged #"+tag+"."), true
@@ -114,7 +113,7 @@ func (st *convState) tagStep() (step, bool) {
 // tagGuessed reports whether the tag search found nothing for a tag the
 // goal did not write as a #tag: "filter with tags in graph view" is not
 // about the tag #in, and is searched as any other question.
-func (st *convState) tagGuessed(tag string, rec *searchRec) bool {
+func (st *convState) tagGuessed(rec *searchRec) bool {
 	return !rec.failed && len(rec.results) == 0 && !reHashtag.MatchString(st.goal)
 }
 
@@ -125,11 +124,11 @@ func (st *convState) tagAnswer() (string, bool) {
 	if tag == "" {
 		return "", false
 	}
-	rec := st.tagSearch(tag)
-	if rec == nil || st.tagGuessed(tag, rec) {
+	topic := st.tagTopic(tag)
+	rec := st.searchFor(tagQuery(tag, topic))
+	if rec == nil || st.tagGuessed(rec) {
 		return "", false
 	}
-	topic := st.tagTopic(tag)
 	var b strings.Builder
 	switch {
 	case rec.failed:
