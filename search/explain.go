@@ -57,6 +57,16 @@ func explainTop(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "Rank notes by the words %s: a note needs one of them, and notes holding more of them, and the rarer ones, come first.\n",
 			strings.Join(words, ", "))
 	}
+	var spelt []string
+	for _, w := range words {
+		t, _ := strconv.Unquote(w)
+		if vs := spellingVariants(strings.ToLower(t), false); len(vs) > 0 {
+			spelt = append(spelt, fmt.Sprintf("%s as %s", w, strings.Join(vs, ", ")))
+		}
+	}
+	if len(spelt) > 0 {
+		fmt.Fprintf(b, "Ranked words also match their other spellings, where notes use them: %s.\n", strings.Join(spelt, "; "))
+	}
 	var runs []string
 	for _, w := range words {
 		if t, _ := strconv.Unquote(w); longCJKRun(t) {

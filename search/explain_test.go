@@ -34,6 +34,10 @@ Words match whole words in any case, accents and English endings aside (call, ca
 		{"sourdough starter", `Rank notes by the words "sourdough", "starter": a note needs one of them, and notes holding more of them, and the rarer ones, come first.
 Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
 `},
+		{"sync colour actor", `Rank notes by the words "sync", "colour", "actor": a note needs one of them, and notes holding more of them, and the rarer ones, come first.
+Ranked words also match their other spellings, where notes use them: "sync" as synchronise, synchronize, synchronisation, synchronization; "colour" as color.
+Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
+`},
 		{"[aliases:null] -tag:#x/y file:*.md", `Match notes by all of these:
   - have the property "aliases" with no value
   - do not match the tag #x/y, or a tag nested under it (#x/y/...)

@@ -154,6 +154,8 @@ type rankWord struct {
 	// joined is the token of this word written together with the next
 	// one ("word" "count" → "wordcount"), "" for the last word.
 	joined string
+	// variants are the tokens of its other spellings (variants.go).
+	variants []string
 }
 
 // Searcher implements bleve's query.Query.
@@ -304,8 +306,32 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 			t.alts = append(t.alts, rankAlt{token: j, w: 1})
 			alts = append(alts, rs)
 		}
-		if !w.filler && corrBudget > 0 {
-			fixes := corrections(r, w.token, df, q.fuzzAll)
+		// Other spellings of the word are the word: their notes hold it.
+		if !long && !w.filler {
+			for _, v := range w.variants {
+				rs, err := openReaders(ctx, r, v)
+				if err != nil {
+					for _, a := range alts {
+						a.close()
+					}
+					return err
+				}
+				c := rs.df()
+				if c == 0 {
+					rs.close()
+					continue
+				}
+				t.alts = append(t.alts, rankAlt{token: v, w: 1})
+				alts = append(alts, rs)
+				df += c
+				q.stats.mu.Lock()
+				q.stats.tokens = append(q.stats.tokens, v)
+				q.stats.mu.Unlock()
+			}
+			df = min(df, uint64(s.n))
+		}
+		if !w.filler && corrBudget > 0 && (dfs[i] > 0 || df == 0) {
+			fixes := corrections(r, w.token, dfs[i], q.fuzzAll)
 			if len(fixes) == 0 && df == 0 && q.titleFixes != nil {
 				for _, tok := range q.titleFixes(w.surface) {
 					if tok == w.token {

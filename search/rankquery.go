@@ -96,7 +96,7 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 			// "my notes" frames a request ("summarize my notes on
 			// TCP"); "a new note" is what it is about.
 			filler := fill[tok] || mine && k == 0 && noteWords[surface]
-			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: filler})
+			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: filler, variants: ix.variantTokens(surface, tok)})
 			if !filler {
 				content = append(content, tok)
 			}
@@ -114,6 +114,20 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	}
 	q.literal = ix.literalTitles(q.exact, text)
 	return q
+}
+
+// variantTokens are the tokens of the other spellings of a word
+// (SpellingVariants), without its own token.
+func (ix *Index) variantTokens(surface, tok string) []string {
+	var out []string
+	for _, v := range SpellingVariants(surface) {
+		for _, t := range ix.textAn.Analyze([]byte(v)) {
+			if s := string(t.Term); s != tok && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // titleKey is the key of a title, an alias or a query for exact matching:

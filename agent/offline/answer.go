@@ -323,7 +323,7 @@ func (st *convState) goalGroups() [][]string {
 		}
 		g := -1
 		for i, units := range groups {
-			if len(units) == 1 && units[0] == stemOf(w) {
+			if len(units) == 1 && strings.SplitN(units[0], "|", 2)[0] == stemOf(w) {
 				g = i
 			}
 		}

@@ -343,7 +343,7 @@ func termStems(q queryTerms) [][]string {
 			for _, s := range stems(w) {
 				if !seen[s] {
 					seen[s] = true
-					g = append(g, s)
+					g = append(g, s+variantStems(w, s))
 				}
 			}
 		}
@@ -352,6 +352,19 @@ func termStems(q queryTerms) [][]string {
 		}
 	}
 	return groups
+}
+
+// variantStems are the stems of the other spellings of w whose stem is s
+// (search.SpellingVariants), each after a "|": one unit, any spelling
+// counts in full ("colour" in a note answers "color").
+func variantStems(w, s string) string {
+	var b strings.Builder
+	for _, v := range search.SpellingVariants(w) {
+		if vs := stemOf(v); vs != s && !strings.Contains(b.String()+"|", "|"+vs+"|") {
+			b.WriteString("|" + vs)
+		}
+	}
+	return b.String()
 }
 
 // sentence is one candidate sentence of a note.

@@ -38,11 +38,12 @@ func TestOfflineMisspeltWordMatchesHighlightedSpelling(t *testing.T) {
 }
 
 // A word the snippets highlight as typed is not a typo: no other spelling
-// is added to it.
+// is added to it (its spellings in British and American English are the
+// word itself: TestOtherSpellingIsTheWord).
 func TestOfflineCorrectWordKeepsItsStem(t *testing.T) {
-	st := &convState{goal: "theme colours"}
+	st := &convState{goal: "theme cards"}
 	st.terms = extractTerms(st.goal, false)
-	st.searches = []searchRec{{results: []search.Result{{Path: "a.md", Snippet: "**theme** and **themes**, **colours** and **colors**"}}}}
+	st.searches = []searchRec{{results: []search.Result{{Path: "a.md", Snippet: "**theme** and **themes**, **cards** and **carts**"}}}}
 	for _, g := range st.goalGroups() {
 		if len(g) != 1 || strings.Contains(g[0], "|") {
 			t.Fatalf("group %v has more than the word's own stem", g)

@@ -49,6 +49,8 @@ Query language (Obsidian's):
 An operator's value is a word, a "phrase", a /regex/ or a group in parentheses whose every part
 is required: line:(mix -flour), task:(call OR email). Words match whole words, stemmed.
 Misspelt free words of 4+ letters also match their likely spelling (the first letter must be right).
+Free words also match their British or American spelling (colour, color; organise, organize)
+and common clippings (sync, synchronise; config, configuration; repo, repository).
 Chinese, Japanese and Korean match by pairs of characters; a run of 4+ characters (a question)
 ranks the notes holding a third of its pairs or more.
 A query is at most 4096 bytes and 64 words. 'vault-agent explain QUERY' says how one is read.
