@@ -89,6 +89,7 @@ type notePick struct {
 // expected note more often on three vaults' question sets; it only
 // traded one question for another.
 func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
+	howTo := reHowToDo.MatchString(st.goal)
 	scores := map[string]float64{}
 	byMeaning := map[string]bool{}
 	top := 0.0
@@ -148,7 +149,14 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 				continue // a table none of whose rows holds the question does not answer it
 			}
 			set := stemSet(unitText(p.blocks, i, rel))
-			if sc := rel.score(set); sc > bestScore {
+			sc := rel.score(set)
+			// Of passages holding as much of a question asking how to
+			// do something, the one that says how (steps, or points a
+			// sentence introduces) answers it, when it says the question
+			// itself as much as the other: "This means:" and the
+			// consequences it lists do not say how.
+			if sc > bestScore || howTo && sc == bestScore && p.best >= 0 && !instructs(p.blocks, p.best, true) && instructs(p.blocks, i, true) &&
+				rel.count(stemSet(p.blocks[i].text())) >= rel.count(stemSet(p.blocks[p.best].text())) {
 				p.best, p.bestCover, bestScore = i, rel.cover(set), sc
 			}
 		}

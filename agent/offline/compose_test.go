@@ -566,3 +566,46 @@ func TestPassageDoesNotEndOnAColonItCannotKeep(t *testing.T) {
 		t.Errorf("answer:\n%s", answer)
 	}
 }
+
+// TestOtherSpellingAnswers: a passage in the other spelling of a word of
+// the question ("synchronise" for "sync") holds that word.
+func TestOtherSpellingAnswers(t *testing.T) {
+	answerStartsWith(t, map[string]string{
+		"Phone.md": "# Phone\n\n## Storage\n\nA phone keeps each vault in a folder of the app.\n\n" +
+			"## Across devices\n\nTo synchronise a vault with a phone, turn it on in the settings of both.\n",
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "how do I sync a vault to my phone", "To synchronise a vault with a phone, turn it on in the settings of both. [[Phone#Across devices]]\n\n")
+}
+
+// TestOtherSpellingIsTheWord: the match unit of a word of the question
+// holds its other spellings.
+func TestOtherSpellingIsTheWord(t *testing.T) {
+	for _, tt := range []struct{ word, text string }{
+		{"sync", "Synchronise the vault."},
+		{"colour", "Pick a color."},
+		{"customize", "Customising the ribbon."},
+	} {
+		g := termStems(queryTerms{keywords: []string{tt.word}})
+		if len(g) != 1 || len(g[0]) != 1 || !hasUnit(stemSet(tt.text), g[0][0]) {
+			t.Errorf("%q: unit %v not in %q", tt.word, g, tt.text)
+		}
+	}
+}
+
+// TestHowToIsAnsweredByWhatSaysHow: of two passages of a section holding
+// the question's words alike, a question asking how to do something is
+// answered by the sentence that introduces the points saying how, not by
+// the one before it; a sentence that introduces consequences and says
+// less of the question does not replace the one that answers.
+func TestHowToIsAnsweredByWhatSaysHow(t *testing.T) {
+	answerStartsWith(t, map[string]string{
+		"Ribbon.md": "# Ribbon\n\n## Customize the ribbon\n\nYour customized ribbon is remembered across sessions.\n\n" +
+			"On the desktop, you can customize the ribbon as follows:\n\n- Drag the icons to reorder them.\n- Right-click to hide an icon.\n",
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "how do I customize the ribbon", "On the desktop, you can customize the ribbon as follows: [[Ribbon#Customize the ribbon]]\n\n- Drag the icons to reorder them.\n- Right-click to hide an icon.\n")
+	answerStartsWith(t, map[string]string{
+		"Regions.md": "# Regions\n\n## Change region\n\nTo change your remote vault's region, recreate the vault on another server.\n\n" +
+			"When you migrate a remote vault your data is replaced. This means:\n\n1. Remote data is removed.\n2. Version history is lost.\n",
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "how do I change the region of my remote vault", "To change your remote vault's region, recreate the vault on another server.")
+}

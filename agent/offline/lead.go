@@ -230,14 +230,19 @@ func answeringOther(picks []notePick, lead int, rel relevance, also func(notePic
 // stepsPassage reports whether the note's passage is numbered steps, or
 // the sentence that introduces them.
 func (p notePick) stepsPassage() bool {
-	if p.best < 0 {
-		return false
-	}
-	if p.blocks[p.best].kind == stepsBlock {
+	return p.best >= 0 && instructs(p.blocks, p.best, false)
+}
+
+// instructs reports whether block i is numbered steps or the sentence that
+// introduces them; with lists, a list or the sentence that introduces one
+// ("you can customize the ribbon as follows:" and its points).
+func instructs(blocks []block, i int, lists bool) bool {
+	how := func(b block) bool { return b.kind == stepsBlock || lists && b.kind == listBlock }
+	if how(blocks[i]) {
 		return true
 	}
-	next := p.best + 1
-	return p.blocks[p.best].introduces() && next < len(p.blocks) && p.blocks[next].kind == stepsBlock && p.blocks[next].heading == p.blocks[p.best].heading
+	next := i + 1
+	return blocks[i].introduces() && next < len(blocks) && how(blocks[next]) && blocks[next].heading == blocks[i].heading
 }
 
 // firstLead is leadOf's choice before a lead that points to another note
