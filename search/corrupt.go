@@ -166,10 +166,48 @@ func (ix *Index) moveAside() error {
 	return nil
 }
 
-// searchPanicked handles a panic of a search: bleve panics on a segment
-// whose bytes are damaged. The index is rebuilt in the background (once at
-// a time) and the search gets ErrCorrupt.
+// ErrInternal is the error of a search that failed on a fault of this
+// program, not of the query or the index.
+var ErrInternal = errors.New("the search failed on an internal error (not your query or your vault; please report it)")
+
+// indexPackages are the libraries that decode the index's bytes: a panic
+// raised in them is damage they read, not a fault of this program's.
+var indexPackages = []string{"github.com/blevesearch/", "github.com/RoaringBitmap/", "github.com/bits-and-blooms/", "go.etcd.io/bbolt"}
+
+// indexPanic reports whether the panic whose stack (as debug.Stack prints
+// it, from the deferred recover) is given was raised in one of
+// indexPackages: the first function below the runtime's panic frames.
+func indexPanic(stack string) bool {
+	lines := strings.Split(stack, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic(") {
+			continue
+		}
+		for _, f := range lines[i+1:] {
+			if f == "" || strings.HasPrefix(f, "\t") || strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "panic(") {
+				continue
+			}
+			for _, p := range indexPackages {
+				if strings.HasPrefix(f, p) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// searchPanicked handles a panic of a search. bleve panics on a segment
+// whose bytes are damaged: the index is rebuilt in the background (once at
+// a time) and the search gets ErrCorrupt. A panic anywhere else is a fault
+// of this program's: the search gets ErrInternal, the index is left as it
+// is, and the next search runs as usual.
 func (ix *Index) searchPanicked(r any, stack string) error {
+	if !indexPanic(stack) {
+		ix.log.Error("a search failed on an internal error", "panic", fmt.Sprint(r), "stack", stack)
+		return fmt.Errorf("%w: %v", ErrInternal, r)
+	}
 	reason := fmt.Sprintf("index is corrupt (panic while searching: %v)", r)
 	ix.log.Warn("a search found the index damaged; rebuilding it from the vault", "panic", fmt.Sprint(r), "stack", stack)
 	if ix.rebuilding.CompareAndSwap(false, true) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/vault-agent/vault-agent/internal/fixture"
 )
 
@@ -90,11 +92,14 @@ func TestSearchPanicRebuilds(t *testing.T) {
 	ix.testBeforeSearch = func() {
 		if !fired {
 			fired = true
-			panic("runtime error: slice bounds out of range [:4104] with capacity 4096")
+			// A panic raised inside a library that decodes the
+			// index, as a damaged bitmap would raise it.
+			var b *roaring.Bitmap
+			_ = b.GetCardinality()
 		}
 	}
 	_, err := ix.Search(context.Background(), Request{Query: "sourdough"})
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "slice bounds") {
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "nil pointer") {
 		t.Fatalf("err = %v, want ErrCorrupt", err)
 	}
 	select {
@@ -110,5 +115,33 @@ func TestSearchPanicRebuilds(t *testing.T) {
 	}
 	if res := search(t, ix, Request{Query: "sourdough starter"}); len(res.Results) == 0 {
 		t.Error("no results after the rebuild")
+	}
+}
+
+// A search that panics in this program's own code (a fault, not damage
+// read from the index) returns ErrInternal with what happened; the index
+// is neither moved aside nor rebuilt, and the next search runs as usual.
+func TestSearchBugIsNotDamage(t *testing.T) {
+	ix := openIndex(t, fixture.Vault(), filepath.Join(t.TempDir(), "idx"))
+	var fired bool
+	ix.testBeforeSearch = func() {
+		if !fired {
+			fired = true
+			var words []string
+			_ = words[len(words)] // index out of range, in this package
+		}
+	}
+	_, err := ix.Search(context.Background(), Request{Query: "sourdough"})
+	if !errors.Is(err, ErrInternal) || errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "index out of range") {
+		t.Fatalf("err = %v, want ErrInternal", err)
+	}
+	if ix.rebuilding.Load() || ix.rebuildDone.Load() != nil {
+		t.Error("a fault of the program started a rebuild")
+	}
+	if moved, _ := filepath.Glob(filepath.Join(ix.path, corruptDir, "*")); len(moved) > 0 {
+		t.Errorf("the index was moved aside: %v", moved)
+	}
+	if res := search(t, ix, Request{Query: "sourdough starter"}); len(res.Results) == 0 {
+		t.Error("no results from the next search")
 	}
 }

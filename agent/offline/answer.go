@@ -183,6 +183,12 @@ func (st *convState) noNotesAnswer() string {
 		return st.unresolvedNote() + "I could not search the vault in this step, so I have no notes to answer from."
 	}
 	b.WriteString(st.unresolvedNote())
+	if failure := st.searchFailure(); failure != "" {
+		// Not "no notes match": the vault was not searched.
+		fmt.Fprintf(&b, "I could not search your vault for %q: %s", kw, strings.TrimSuffix(failure, "."))
+		b.WriteString(".")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "I couldn't find any notes in your vault matching %q", kw)
 	anyDate := st.undated()
 	switch {
@@ -207,6 +213,24 @@ func (st *convState) noNotesAnswer() string {
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// searchFailure is the error of the searches of this turn when every one
+// of them failed, "" when one ran.
+func (st *convState) searchFailure() string {
+	msg := ""
+	for _, s := range st.searches {
+		if !s.failed {
+			return ""
+		}
+		if msg == "" {
+			msg = s.err
+		}
+	}
+	if msg == "" && len(st.searches) > 0 {
+		msg = "the search failed"
+	}
+	return msg
 }
 
 // displayNames names notes by basename, or by path where basenames clash.

@@ -22,6 +22,7 @@ type searchRec struct {
 	results []search.Result
 	terms   []search.TermWeight // the words searched for, weighed over the vault
 	failed  bool
+	err     string // the search's error, when it failed
 }
 
 type readRec struct {
@@ -213,7 +214,7 @@ func resultError(content string) (string, bool) {
 
 func (st *convState) noteResult(id, name, args, content string) {
 	st.lastResults = append(st.lastResults, name)
-	_, failed := resultError(content)
+	errText, failed := resultError(content)
 	if failed || !json.Valid([]byte(strings.TrimSpace(stripReminder(content)))) {
 		st.lastFailures++
 		failed = true
@@ -241,7 +242,7 @@ func (st *convState) noteResult(id, name, args, content string) {
 	case agent.ToolFileTree:
 		st.noteFileTree(content, failed)
 	case agent.ToolLocalSearch:
-		rec := searchRec{failed: failed}
+		rec := searchRec{failed: failed, err: errText}
 		var a struct {
 			Query     string           `json:"query"`
 			TimeRange *json.RawMessage `json:"timeRange"`

@@ -588,3 +588,35 @@ func TestQueryWithinSearchLimits(t *testing.T) {
 		t.Fatalf("query %q: %v", q, err)
 	}
 }
+
+// TestFailedSearchIsNotNoNotes: when every search of the turn failed, the
+// answer says the vault could not be searched and why, not that no note
+// matches.
+func TestFailedSearchIsNotNoNotes(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: "system"},
+		{Role: llm.RoleUser, Content: "what is a goblin"},
+		{Role: llm.RoleAssistant, Content: "Searching.", ToolCalls: []llm.ToolCall{{ID: "a", Name: "localSearch", Arguments: `{"query":"what is a goblin"}`}}},
+		{Role: llm.RoleTool, ToolCallID: "a", Content: `{"error":"the search failed on an internal error (not your query or your vault; please report it): runtime error: index out of range [0] with length 0"}`},
+	}
+	req := llm.Request{Messages: msgs, Tools: toolDefs("localSearch", "readNote")}
+	for range 3 {
+		resp, err := New().Chat(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			if !strings.Contains(resp.Content, `I could not search your vault for "goblin": the search failed on an internal error`) ||
+				strings.Contains(resp.Content, "couldn't find any notes") {
+				t.Errorf("answer:\n%s", resp.Content)
+			}
+			return
+		}
+		// A retry of the search fails the same way.
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		for _, c := range resp.ToolCalls {
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: `{"error":"the search failed on an internal error (not your query or your vault; please report it): runtime error: index out of range [0] with length 0"}`})
+		}
+	}
+	t.Fatal("no answer after three turns")
+}
