@@ -57,6 +57,20 @@ func explainTop(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "Rank notes by the words %s: a note needs one of them, and notes holding more of them, and the rarer ones, come first.\n",
 			strings.Join(words, ", "))
 	}
+	var plain []string
+	for _, w := range words {
+		t, _ := strconv.Unquote(w)
+		plain = append(plain, t)
+	}
+	if frames := howFraming(standaloneTextAnalyzer(), plain); frames != nil {
+		var framing []string
+		for i, f := range frames {
+			if f {
+				framing = append(framing, words[i])
+			}
+		}
+		fmt.Fprintf(b, "In a question of \"how\", %s only frames the question: it is not searched for.\n", strings.Join(framing, " and "))
+	}
 	var spelt []string
 	for _, w := range words {
 		t, _ := strconv.Unquote(w)

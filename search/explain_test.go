@@ -38,6 +38,10 @@ Words match whole words in any case, accents and English endings aside (call, ca
 Ranked words also match their other spellings, where notes use them: "sync" as synchronise, synchronize, synchronisation, synchronization; "colour" as color.
 Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
 `},
+		{"how does advantage work", `Rank notes by the words "how", "does", "advantage", "work": a note needs one of them, and notes holding more of them, and the rarer ones, come first.
+In a question of "how", "work" only frames the question: it is not searched for.
+Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
+`},
 		{"[aliases:null] -tag:#x/y file:*.md", `Match notes by all of these:
   - have the property "aliases" with no value
   - do not match the tag #x/y, or a tag nested under it (#x/y/...)

@@ -32,6 +32,24 @@ var (
 	noteWords = map[string]bool{"note": true, "notes": true}
 )
 
+// Questions of "how" are framed by words that name no subject. Right
+// after "how", a word asking for an amount: "how far can I jump", "how long
+// is a short rest". And the verb of "how does X work" (also "how do tags
+// work in Obsidian", "how does concentration work for spells"): the
+// question's own verb, its subject no pronoun, at the end or before a
+// preposition. These are not searched for; elsewhere they are: "how do I
+// find remote work", "how does remote work affect sleep", "the far realm".
+// Weighed even as filler, "work" ranked first the notes saying "worked"
+// in a vault where "advantage" is in every other note.
+var (
+	howFrames = map[string]bool{"far": true, "long": true, "often": true, "much": true, "many": true,
+		"big": true, "old": true, "large": true, "soon": true, "fast": true, "tall": true, "high": true}
+	howAux       = map[string]bool{"does": true, "do": true, "did": true}
+	howPronouns  = map[string]bool{"i": true, "we": true, "you": true, "they": true, "it": true, "one": true}
+	prepositions = map[string]bool{"for": true, "in": true, "with": true, "on": true, "at": true, "when": true,
+		"if": true, "inside": true, "across": true, "between": true, "under": true, "during": true}
+)
+
 // articles are the stop words that a name written as one word leaves out
 // when it is said in words ("add a command" for addCommand).
 var articles = map[string]bool{"a": true, "an": true, "the": true}
@@ -69,7 +87,12 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	var content []string
 	prev := ""     // the surface form of the previous word, if right before this one
 	owner := false // the previous text was "my", "our" or "your"
-	for _, text := range texts {
+	frames := howFraming(ix.textAn, texts)
+	for ti, text := range texts {
+		if frames != nil && frames[ti] {
+			prev = ""
+			continue
+		}
 		toks := ix.textAn.Analyze([]byte(text))
 		mine := owner
 		owner = owners[strings.ToLower(text)]
@@ -128,6 +151,43 @@ func (ix *Index) variantTokens(surface, tok string) []string {
 		}
 	}
 	return out
+}
+
+// howFraming marks the texts of a question of "how" that frame it (see
+// howFrames): they are left out of the ranking, unless nothing else is
+// left to rank (an is the text analyzer).
+func howFraming(an analysis.Analyzer, texts []string) []bool {
+	if len(texts) < 3 || !strings.EqualFold(texts[0], "how") {
+		return nil
+	}
+	lower := make([]string, len(texts))
+	for i, t := range texts {
+		lower[i] = strings.ToLower(t)
+	}
+	frames := make([]bool, len(texts))
+	any := false
+	if howFrames[lower[1]] {
+		frames[1], any = true, true
+	}
+	if howAux[lower[1]] && !howPronouns[lower[2]] {
+		for i := 3; i < len(lower); i++ {
+			if lower[i] == "work" || lower[i] == "works" {
+				if i+1 == len(lower) || prepositions[lower[i+1]] {
+					frames[i], any = true, true
+				}
+				break
+			}
+		}
+	}
+	if !any {
+		return nil
+	}
+	for i, t := range texts {
+		if !frames[i] && len(an.Analyze([]byte(t))) > 0 {
+			return frames
+		}
+	}
+	return nil
 }
 
 // titleKey is the key of a title, an alias or a query for exact matching:
@@ -354,3 +414,13 @@ func (ix *Index) noteTitleKeys(m *noteRec) []string {
 	}
 	return keys
 }
+
+// standaloneTextAnalyzer is the text analyzer of the mapping, for what
+// reads queries without an index (Explain).
+var standaloneTextAnalyzer = sync.OnceValue(func() analysis.Analyzer {
+	m, err := newMapping()
+	if err != nil {
+		panic(err) // the mapping is built the same way at every start
+	}
+	return m.AnalyzerNamed(textAnalyzer)
+})

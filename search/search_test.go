@@ -474,3 +474,38 @@ func TestNameSaidInWordsWithAnArticle(t *testing.T) {
 		}
 	}
 }
+
+// TestHowQuestionFraming: the words that frame a question of "how" ("how
+// does X work", "how far can I ...") are not searched for; where they say
+// what the question is about ("how do I find remote work"), they are.
+func TestHowQuestionFraming(t *testing.T) {
+	ix := openIndex(t, writeVault(t, map[string]string{
+		"Rules/Advantage.md": joinLines("# Advantage", "Roll two d20 and take the higher result."),
+		"Items/Breastplate.md": joinLines("# Breastplate",
+			"A gold motif is worked into its design; it grants advantage on saves against breath."),
+		"Items/Shield.md":  joinLines("# Shield", "Worked steel that grants advantage on checks; it works well."),
+		"Spells/Jump.md":   joinLines("# Jump", "You can triple a creature's jump distance."),
+		"People/Far.md":    joinLines("# Far Darrig", "A far darrig lives far from towns and can jump."),
+		"Jobs/Remote.md":   joinLines("# Remote work", "Find remote work on job boards."),
+		"Jobs/Find.md":     joinLines("# Finding things", "Find your keys; remote controls hide under cushions."),
+		"Jobs/Anything.md": joinLines("# Anything", "Work is work."),
+	}), "")
+	for _, tt := range []struct{ q, top string }{
+		{"how does advantage work", "Rules/Advantage.md"},
+		{"how far can I jump", "Spells/Jump.md"},
+		{"how do I find remote work", "Jobs/Remote.md"},
+	} {
+		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := paths(res); len(got) == 0 || got[0] != tt.top {
+			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
+		}
+	}
+	// A question that is nothing but its frame is still searched for.
+	res, err := ix.Search(context.Background(), Request{Query: "how does it work", Limit: 4})
+	if err != nil || len(res.Results) == 0 {
+		t.Errorf("how does it work: %v, %v", res, err)
+	}
+}
