@@ -609,3 +609,24 @@ func TestHowToIsAnsweredByWhatSaysHow(t *testing.T) {
 		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
 	}, "how do I change the region of my remote vault", "To change your remote vault's region, recreate the vault on another server.")
 }
+
+// TestTagLineIsNotAnswer: a line of tags, labelled or not ("^Tags:
+// #condition", "Tags: #rule #mechanic"), is not a passage, though it holds
+// a word of the question.
+func TestTagLineIsNotAnswer(t *testing.T) {
+	answerStartsWith(t, map[string]string{
+		"Conditions/Frightened.md": "# Frightened\n\n## Description\n\n- A frightened creature has disadvantage on ability checks.\n" +
+			"- The creature can't willingly move closer to the source of its fear.\n\n^Tags: #condition\n",
+		"Garden.md": "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "what does the frightened condition do", "From [[Frightened#Description]]:\n\n- A frightened creature has disadvantage on ability checks.\n")
+	for _, line := range []string{"^Tags: #condition", "Tags: #rule #mechanic", "#a #b/c", "tags: #rarity_unknown_(magic), #type_melee"} {
+		if !notProse(line, 1, true) {
+			t.Errorf("%q is prose", line)
+		}
+	}
+	for _, line := range []string{"Tags are words with a #hash in front.", "Note: #1 is the best."} {
+		if reTagOnly.MatchString(line) {
+			t.Errorf("%q is read as a line of tags", line)
+		}
+	}
+}

@@ -513,10 +513,12 @@ func cleanHeading(h string) string {
 }
 
 var (
-	reURL       = regexp.MustCompile(`<?https?://[^\s>)]+>?`)
-	reCodeSpan  = regexp.MustCompile("`[^`]*`")
-	reMetaLine  = regexp.MustCompile(`^(?:\*\*|__)?[\p{L}][\p{L}\p{N} /-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?(?:\s+(.*))?$`)
-	reTagOnly   = regexp.MustCompile(`^(?:#[\p{L}\p{N}_/-]+\s*)+$`)
+	reURL      = regexp.MustCompile(`<?https?://[^\s>)]+>?`)
+	reCodeSpan = regexp.MustCompile("`[^`]*`")
+	reMetaLine = regexp.MustCompile(`^(?:\*\*|__)?[\p{L}][\p{L}\p{N} /-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?(?:\s+(.*))?$`)
+	// A line of tags, perhaps labelled ("Tags: #rule #mechanic", the
+	// "^Tags:" of notes converted by script).
+	reTagOnly   = regexp.MustCompile(`^(?:\^?\p{L}{1,20}\s*:\s*)?(?:#[\p{L}\p{N}_/()-]+[\s,]*)+$`)
 	reHTMLStart = regexp.MustCompile(`^</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/?>`)
 )
 
