@@ -88,6 +88,12 @@ const (
 	// the query as typed, not only once stemmed: "modals" asks for the
 	// note Modals before the two named Modal.
 	literalBonus = 100
+	// namedBoost raises the notes the query names by their whole title
+	// among its other words (namedTitles).
+	namedBoost = 1.5
+	// minNamedWords is the fewest words of a title that name a note
+	// within a longer query.
+	minNamedWords = 2
 	// trustedDF is how many notes a correction must be in to weigh as
 	// much as its rarity says; a rarer one weighs at most as much as the
 	// most distinctive real word of the query.
@@ -138,6 +144,7 @@ type rankQuery struct {
 	words   []rankWord // the query's words, analyzed
 	exact   []string   // notes whose title or alias is exactly the query
 	literal []string   // those of them whose title or alias is the query as typed
+	named   []string   // notes named by their whole title among the query's words (namedTitles)
 	avg     [numLenFields]float64
 	fuzzAll bool // correct every word of 4+ letters (the fuzzy fallback)
 	stats   *rankStats
@@ -172,6 +179,7 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, _ mapping
 	heap.Init(&s.heap)
 	s.exact = internalIDs(r, q.exact)
 	s.literal = internalIDs(r, q.literal)
+	s.named = internalIDs(r, q.named)
 	return s, nil
 }
 
@@ -550,6 +558,7 @@ type rankSearcher struct {
 	done       []*posting // postings of the current document
 	exact      [][]byte
 	literal    [][]byte
+	named      [][]byte
 	count      uint64
 	score      bool
 	closed     []*posting
@@ -662,6 +671,11 @@ func (s *rankSearcher) scoreDoc(id []byte) float64 {
 	for _, e := range s.literal {
 		if bytes.Equal(e, id) {
 			score += literalBonus
+		}
+	}
+	for _, e := range s.named {
+		if bytes.Equal(e, id) {
+			score *= namedBoost
 		}
 	}
 	return score

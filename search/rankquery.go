@@ -136,7 +136,45 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 		q.exact = append(q.exact, ix.exactTitles(k)...)
 	}
 	q.literal = ix.literalTitles(q.exact, text)
+	if len(q.exact) == 0 && len(texts) > 0 && questionWords[strings.ToLower(texts[0])] {
+		q.named = ix.namedTitles(q.words)
+	}
 	return q
+}
+
+// questionWords open a question.
+var questionWords = map[string]bool{"what": true, "what's": true, "which": true, "who": true, "whom": true, "whose": true,
+	"when": true, "where": true, "why": true, "how": true, "is": true, "are": true, "does": true, "do": true, "can": true}
+
+// namedTitles are the notes whose title or alias is the longest run of
+// two or more of a question's words, in its order, short of all of them:
+// the note the question names, and asks something of ("what is the range
+// of magic missile": Magic Missile, not Jim's Magic Missile). Not in a
+// list of keywords, whose words all say what is looked for ("heapify
+// binary heap" is not asking about the note Binary Heap).
+func (ix *Index) namedTitles(words []rankWord) []string {
+	for n := len(words) - 1; n >= minNamedWords; n-- {
+		var found []string
+		for i := 0; i+n <= len(words); i++ {
+			span := words[i : i+n]
+			toks := make([]string, 0, n)
+			for _, w := range span {
+				if w.filler {
+					break
+				}
+				toks = append(toks, w.token)
+			}
+			if len(toks) < n {
+				continue
+			}
+			sort.Strings(toks)
+			found = append(found, ix.exactTitles(strings.Join(toks, " "))...)
+		}
+		if len(found) > 0 {
+			return found
+		}
+	}
+	return nil
 }
 
 // variantTokens are the tokens of the other spellings of a word

@@ -509,3 +509,27 @@ func TestHowQuestionFraming(t *testing.T) {
 		t.Errorf("how does it work: %v, %v", res, err)
 	}
 }
+
+// TestQuestionNamesANote: a question that names a note by its whole title
+// among other words ("the range of magic missile") ranks that note above
+// notes whose titles hold the name and more; a list of keywords does not.
+func TestQuestionNamesANote(t *testing.T) {
+	ix := openIndex(t, writeVault(t, map[string]string{
+		"Spells/Magic Missile.md": joinLines("# Magic Missile", "Three darts of magical force. Range: 120 feet."),
+		"Spells/Jim's Magic Missile.md": joinLines("# Jim's Magic Missile",
+			"A magic missile of Jim's: each missile flies within range; a missile that misses at range explodes. Range is 120 feet for every magic missile."),
+		"Items/Wand.md": joinLines("# Wand", "A wand of magic."),
+	}), "")
+	for _, tt := range []struct{ q, top string }{
+		{"what is the range of magic missile", "Spells/Magic Missile.md"},
+		{"range magic missile", "Spells/Jim's Magic Missile.md"},
+	} {
+		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := paths(res); len(got) == 0 || got[0] != tt.top {
+			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
+		}
+	}
+}
