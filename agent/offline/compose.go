@@ -77,6 +77,9 @@ type notePick struct {
 	// no prose; bestCover is that block's cover.
 	best      int
 	bestCover float64
+	// opening is the block quoted when none holds the question: the
+	// first that may answer at all.
+	opening int
 }
 
 // notesRead groups the sources by note, in the search's order (the notes
@@ -142,14 +145,24 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 		default:
 			p.search = 0.5 // a note read because the previous answer cited it
 		}
-		p.best, p.bestCover = -1, -1
+		p.best, p.bestCover, p.opening = -1, -1, -1
 		bestScore := -1.0
 		for i := range p.blocks {
 			if b := p.blocks[i]; b.kind == tableBlock && rel.count(stemSet(b.items[bestItem(b, rel)].text)) == 0 {
 				continue // a table none of whose rows holds the question does not answer it
 			}
+			if b := p.blocks[i]; b.kind == tableBlock && p.title >= wholeCover && !attributeAsked(b, names, rel) {
+				// The question names the note and nothing else ("what
+				// does counterspell do"): a table of its attributes,
+				// none of which the question names, is what the note
+				// is, not what it says.
+				continue
+			}
 			set := stemSet(unitText(p.blocks, i, rel))
 			sc := rel.score(set)
+			if p.opening < 0 {
+				p.opening = i
+			}
 			// Of passages holding as much of a question asking how to
 			// do something, the one that says how (steps, or points a
 			// sentence introduces) answers it, when it says the question
@@ -379,7 +392,7 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 	}
 	i := p.best
 	if p.bestCover <= 0 || st.namedOnly() {
-		i = 0
+		i = p.opening
 	}
 	blk := p.blocks[i]
 	c := cite(p.src, blk.heading)
@@ -788,11 +801,14 @@ func (st *convState) noteCitations(srcs []source) []string {
 func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 	got := map[string]bool{}
 	perNote := map[string]int{}
+	most := 0
 	for _, r := range st.reads {
 		got[r.path+"#"+strconv.Itoa(r.chunk)] = true
-		if perNote[r.path]++; perNote[r.path] > 1 {
-			return "", 0, false
-		}
+		perNote[r.path]++
+		most = max(most, perNote[r.path])
+	}
+	if most > maxReadOn {
+		return "", 0, false
 	}
 	srcs, rel, picks := st.weighed()
 	if len(srcs) == 0 || st.terms.empty() {
@@ -808,11 +824,19 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 		return "", 0, false
 	}
 	if best.best < 0 {
-		// The part read says nothing but what the note is (a line of
-		// links under its frontmatter): what it says comes next.
-		if next := s.chunk + 1; next < s.chunks && !got[s.path+"#"+strconv.Itoa(next)] {
+		// The parts read say nothing but what the note is (its title,
+		// a line of links under its frontmatter, a table of its
+		// attributes): what it says comes next.
+		last := s.chunk
+		for _, k := range best.srcs {
+			last = max(last, srcs[k].chunk)
+		}
+		if next := last + 1; next < s.chunks && !got[s.path+"#"+strconv.Itoa(next)] {
 			return s.path, next, true
 		}
+		return "", 0, false
+	}
+	if most > 1 {
 		return "", 0, false
 	}
 	if best.bestCover <= 0 {
@@ -827,6 +851,10 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 	}
 	return "", 0, false
 }
+
+// maxReadOn is how many parts of the lead note are read in all, at most,
+// to find one that says more than what the note is.
+const maxReadOn = 3
 
 // labelRunes is the length under which a paragraph of one sentence is a
 // label (a figure, a name and a value) rather than a passage.

@@ -630,3 +630,20 @@ func TestTagLineIsNotAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestAttributeTableIsNotWhatTheNoteSays: asked what a note is or does, by
+// its name alone, the answer is what it says, read on past its title and
+// the table of its attributes; asked one of those attributes, the table.
+func TestAttributeTableIsNotWhatTheNoteSays(t *testing.T) {
+	spell := func(name, level, text string) string {
+		return "# " + name + "\n\n## Spell Summary\n\n| Attribute | Value |\n|---|---|\n| Name | " + name + " |\n| Level | " + level +
+			" |\n| Range | 150 ft. |\n\n---\n\n## Description\n\n" + text + "\n\n## Usage\n\n**Available to Classes:** Wizard\n"
+	}
+	files := map[string]string{
+		"Spells/Fireball.md": spell("Fireball", "3", "A bright streak flashes from your finger and blossoms into an explosion of flame."),
+		"Spells/Shield.md":   spell("Shield", "1", "An invisible barrier of magical force appears and protects you."),
+		"Garden.md":          "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}
+	answerStartsWith(t, files, "what is fireball", "A bright streak flashes from your finger and blossoms into an explosion of flame.")
+	answerStartsWith(t, files, "what level is the spell shield", "From [[Shield#Spell Summary]]:\n\n| Attribute | Value |")
+}

@@ -135,3 +135,32 @@ func rowLine(b block, it blockItem) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// attributeAsked reports whether a table answers the question, as far as
+// its kind says: a table of a note's attributes (a label and its value
+// under "... | Value": "Level | 3", "Range | 60 ft.") answers a question
+// that names one of its labels ("what level is the spell shield"), not one
+// that asks what the note is or does: its rows hold the note's name, not
+// an answer. Any other table may answer (a table of CSS variables is what
+// the note Status bar says). names is the note's name and folders, as
+// stems.
+func attributeAsked(b block, names map[string]bool, rel relevance) bool {
+	if len(b.header) != 2 || !strings.EqualFold(b.header[1], "value") && !strings.EqualFold(b.header[1], "values") {
+		return true
+	}
+	for _, it := range b.items {
+		if len(it.cells) != 2 {
+			return true
+		}
+	}
+	for _, it := range b.items {
+		label := stemSet(it.cells[0])
+		for s := range names {
+			delete(label, s)
+		}
+		if rel.count(label) > 0 {
+			return true
+		}
+	}
+	return false
+}
