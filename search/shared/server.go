@@ -91,10 +91,12 @@ func (s *server) accept() {
 			nc.Close()
 			return
 		}
+		// The connection is made before the peer is registered, under
+		// the lock: close reads p.conn of every registered peer.
+		p.conn = jsonrpc2.NewConn(s.h.ctx, jsonrpc2.NewBufferedStream(writeDeadline(nc), jsonrpc2.VSCodeObjectCodec{}), p, jsonrpc2.SetLogger(rpcLogger{s.h.x.log}))
 		s.peers[p] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		p.conn = jsonrpc2.NewConn(s.h.ctx, jsonrpc2.NewBufferedStream(writeDeadline(nc), jsonrpc2.VSCodeObjectCodec{}), p, jsonrpc2.SetLogger(rpcLogger{s.h.x.log}))
 		go p.run()
 	}
 }

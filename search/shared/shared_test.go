@@ -471,3 +471,38 @@ func TestMergeKind(t *testing.T) {
 		}
 	}
 }
+
+// TestHolderClosesWhileConnecting: a holder that closes while processes
+// connect closes every connection it took, a new one included, without a
+// race (this test runs under -race) or a crash, and Close returns.
+func TestHolderClosesWhileConnecting(t *testing.T) {
+	pl := newPlace(t)
+	holder := pl.started(t)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				nc, err := dialSocket(ctx, pl.socket)
+				if err != nil {
+					continue
+				}
+				nc.Close()
+			}
+		}()
+	}
+	closed := make(chan struct{})
+	go func() {
+		holder.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Error("Close did not return while processes connected")
+	}
+	cancel()
+	wg.Wait()
+}
