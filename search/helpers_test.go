@@ -122,6 +122,20 @@ func waitFor(t testing.TB, ix *Index, ch <-chan struct{}, timeout time.Duration,
 	}
 }
 
+// wantFirst checks that each query's first result is the note at its path.
+func wantFirst(t testing.TB, ix *Index, limit int, cases ...[2]string) {
+	t.Helper()
+	for _, c := range cases {
+		res, err := ix.Search(context.Background(), Request{Query: c[0], Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := paths(res); len(got) == 0 || got[0] != c[1] {
+			t.Errorf("%q: results %v, want %s first", c[0], got, c[1])
+		}
+	}
+}
+
 func joinLines(s ...string) string { return strings.Join(s, "\n") + "\n" }
 
 // openFixture indexes testdata/vault in memory.

@@ -437,19 +437,11 @@ func TestRequestWordsWeighLittle(t *testing.T) {
 		"Create your first note.md": joinLines("# Create your first note", "To create a new note, press Ctrl+N."),
 		"Create a base.md":          joinLines("# Create a base", "Create new base: create new views, create new filters, create new columns."),
 	}), "")
-	for _, tt := range []struct{ q, top string }{
-		{"summarize my notes on TCP", "net/Tcp.md"},
-		{"explain my note about tcp", "net/Tcp.md"},
-		{"how do I create a new note", "Create your first note.md"},
-	} {
-		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := paths(res); len(got) == 0 || got[0] != tt.top {
-			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
-		}
-	}
+	wantFirst(t, ix, 3,
+		[2]string{"summarize my notes on TCP", "net/Tcp.md"},
+		[2]string{"explain my note about tcp", "net/Tcp.md"},
+		[2]string{"how do I create a new note", "Create your first note.md"},
+	)
 }
 
 // TestNameSaidInWordsWithAnArticle: "add a command" names addCommand as
@@ -461,18 +453,10 @@ func TestNameSaidInWordsWithAnArticle(t *testing.T) {
 		"Guides/Add it.md":      joinLines("# Add it", "Add things. Add more things. Add a command later."),
 		"Guides/Command bar.md": joinLines("# Command bar", "Add a command bar to the editor."),
 	}), "")
-	for _, tt := range []struct{ q, top string }{
-		{"how do I add a command", "API/addCommand.md"},
-		{"add the command", "API/addCommand.md"},
-	} {
-		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := paths(res); len(got) == 0 || got[0] != tt.top {
-			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
-		}
-	}
+	wantFirst(t, ix, 4,
+		[2]string{"how do I add a command", "API/addCommand.md"},
+		[2]string{"add the command", "API/addCommand.md"},
+	)
 }
 
 // TestHowQuestionFraming: the words that frame a question of "how" ("how
@@ -490,19 +474,11 @@ func TestHowQuestionFraming(t *testing.T) {
 		"Jobs/Find.md":     joinLines("# Finding things", "Find your keys; remote controls hide under cushions."),
 		"Jobs/Anything.md": joinLines("# Anything", "Work is work."),
 	}), "")
-	for _, tt := range []struct{ q, top string }{
-		{"how does advantage work", "Rules/Advantage.md"},
-		{"how far can I jump", "Spells/Jump.md"},
-		{"how do I find remote work", "Jobs/Remote.md"},
-	} {
-		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := paths(res); len(got) == 0 || got[0] != tt.top {
-			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
-		}
-	}
+	wantFirst(t, ix, 4,
+		[2]string{"how does advantage work", "Rules/Advantage.md"},
+		[2]string{"how far can I jump", "Spells/Jump.md"},
+		[2]string{"how do I find remote work", "Jobs/Remote.md"},
+	)
 	// A question that is nothing but its frame is still searched for.
 	res, err := ix.Search(context.Background(), Request{Query: "how does it work", Limit: 4})
 	if err != nil || len(res.Results) == 0 {
@@ -520,16 +496,8 @@ func TestQuestionNamesANote(t *testing.T) {
 			"A magic missile of Jim's: each missile flies within range; a missile that misses at range explodes. Range is 120 feet for every magic missile."),
 		"Items/Wand.md": joinLines("# Wand", "A wand of magic."),
 	}), "")
-	for _, tt := range []struct{ q, top string }{
-		{"what is the range of magic missile", "Spells/Magic Missile.md"},
-		{"range magic missile", "Spells/Jim's Magic Missile.md"},
-	} {
-		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := paths(res); len(got) == 0 || got[0] != tt.top {
-			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
-		}
-	}
+	wantFirst(t, ix, 4,
+		[2]string{"what is the range of magic missile", "Spells/Magic Missile.md"},
+		[2]string{"range magic missile", "Spells/Jim's Magic Missile.md"},
+	)
 }

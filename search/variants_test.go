@@ -59,19 +59,11 @@ func TestSearchFindsOtherSpellings(t *testing.T) {
 		"Baking.md":   joinLines("# Baking", "Sift the flour twice."),
 		"Cleaning.md": joinLines("# Cleaning", "Mop the kitchen floor, then the hall."),
 	}), "")
-	for _, tt := range []struct{ q, top string }{
-		{"accent color", "Theme.md"},
-		{"customize the ribbon", "Theme.md"},
-		{"sync settings", "Devices.md"},
-	} {
-		res, err := ix.Search(context.Background(), Request{Query: tt.q, Limit: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := paths(res); len(got) == 0 || got[0] != tt.top {
-			t.Errorf("%q: results %v, want %s first", tt.q, got, tt.top)
-		}
-	}
+	wantFirst(t, ix, 4,
+		[2]string{"accent color", "Theme.md"},
+		[2]string{"customize the ribbon", "Theme.md"},
+		[2]string{"sync settings", "Devices.md"},
+	)
 	res, err := ix.Search(context.Background(), Request{Query: "floor", Limit: 4})
 	if err != nil {
 		t.Fatal(err)
