@@ -72,19 +72,18 @@ func explainTop(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "In a question of \"how\", %s only frames the question: it is not searched for.\n", strings.Join(framing, " and "))
 	}
 	var spelt []string
-	for _, w := range words {
-		t, _ := strconv.Unquote(w)
+	for i, t := range plain {
 		if vs := spellingVariants(strings.ToLower(t), false); len(vs) > 0 {
-			spelt = append(spelt, fmt.Sprintf("%s as %s", w, strings.Join(vs, ", ")))
+			spelt = append(spelt, fmt.Sprintf("%s as %s", words[i], strings.Join(vs, ", ")))
 		}
 	}
 	if len(spelt) > 0 {
 		fmt.Fprintf(b, "Ranked words also match their other spellings, where notes use them: %s.\n", strings.Join(spelt, "; "))
 	}
 	var runs []string
-	for _, w := range words {
-		if t, _ := strconv.Unquote(w); longCJKRun(t) {
-			runs = append(runs, w)
+	for i, t := range plain {
+		if longCJKRun(t) {
+			runs = append(runs, words[i])
 		}
 	}
 	if len(runs) > 0 {

@@ -807,7 +807,7 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 		perNote[r.path]++
 		most = max(most, perNote[r.path])
 	}
-	if most > maxReadOn {
+	if most >= maxReadOn {
 		return "", 0, false
 	}
 	srcs, rel, picks := st.weighed()
