@@ -90,7 +90,7 @@ const (
 	literalBonus = 100
 	// namedBoost raises the notes the query names by their whole title
 	// among its other words (namedTitles).
-	namedBoost = 1.5
+	namedBoost = 3
 	// minNamedWords is the fewest words of a title that name a note
 	// within a longer query.
 	minNamedWords = 2
