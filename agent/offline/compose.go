@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vault-agent/vault-agent/search"
 )
 
 // Answer composition. The answer is built from the best note, not from the
@@ -727,10 +729,11 @@ func nearestNotes(picks []notePick, rel relevance) []notePick {
 func (st *convState) missingTerms(picks []notePick) []string {
 	var out []string
 	groups := st.goalGroups() // with the spellings the search found for a misspelt word
+	vault := st.vaultWeights()
 	for _, t := range st.terms.all() {
 		g := termStems(queryTerms{keywords: []string{t}})
-		if len(g) == 0 {
-			continue
+		if len(g) == 0 || st.fillerTerm(vault, t) {
+			continue // a word that frames the question ("compare") is not missing
 		}
 		for _, gg := range groups {
 			if len(gg) == len(g[0]) && (gg[0] == g[0][0] || strings.HasPrefix(gg[0], g[0][0]+"|")) {
@@ -749,6 +752,21 @@ func (st *convState) missingTerms(picks []notePick) []string {
 		}
 	}
 	return out
+}
+
+// fillerTerm reports whether the search weighed every word of term as
+// filler (vault: vaultWeights).
+func (st *convState) fillerTerm(vault map[string]search.TermWeight, term string) bool {
+	seen := false
+	for _, w := range tokenize(term) {
+		for _, u := range stems(w) {
+			if t, ok := vault[u]; !ok || !t.Filler {
+				return false
+			}
+			seen = true
+		}
+	}
+	return seen
 }
 
 // absentFromVault reports whether the search found a term of the goal in

@@ -647,3 +647,16 @@ func TestAttributeTableIsNotWhatTheNoteSays(t *testing.T) {
 	answerStartsWith(t, files, "what is fireball", "A bright streak flashes from your finger and blossoms into an explosion of flame.")
 	answerStartsWith(t, files, "what level is the spell shield", "From [[Shield#Spell Summary]]:\n\n| Attribute | Value |")
 }
+
+// TestFramingWordsAreNotMissing: the words the search weighs as filler
+// ("compare", "difference") are not named among those the notes lack.
+func TestFramingWordsAreNotMissing(t *testing.T) {
+	answer := answerOver(t, map[string]string{
+		"sec/Kerberoasting.md": "# Kerberoasting\n\nKerberoasting requests service tickets and cracks them offline.\n",
+		"food/Roast beef.md":   "# Roast beef\n\nRoasting beef slowly keeps it tender.\n",
+		"home/Garden.md":       "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}, "compare kerberoasting and asrep roasting")
+	if !strings.Contains(answer, "asrep") || strings.Contains(answer, "compare") {
+		t.Errorf("answer:\n%s", answer)
+	}
+}
