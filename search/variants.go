@@ -83,7 +83,6 @@ var variantPairs = [][]string{
 	{"math", "maths", "mathematics"},
 	{"db", "database"},
 	{"js", "javascript"},
-	{"dev", "developer", "development"},
 	{"demo", "demonstration"},
 	{"fav", "favourite", "favorite"},
 	{"tech", "technology"},
