@@ -95,6 +95,10 @@ type notePick struct {
 // traded one question for another.
 func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 	howTo := reHowToDo.MatchString(st.goal)
+	// A word of the question none of the notes found has ("cost") asks
+	// for something they say in other words: a note named after the rest
+	// of the question is not asked only what it is.
+	unsaid := slices.Contains(rel.weights, 0)
 	scores := map[string]float64{}
 	byMeaning := map[string]bool{}
 	top := 0.0
@@ -153,7 +157,7 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 			if b := p.blocks[i]; b.kind == tableBlock && rel.count(stemSet(b.items[bestItem(b, rel)].text)) == 0 {
 				continue // a table none of whose rows holds the question does not answer it
 			}
-			if b := p.blocks[i]; b.kind == tableBlock && p.title >= wholeCover && !attributeAsked(b, names, rel) {
+			if b := p.blocks[i]; b.kind == tableBlock && p.title >= wholeCover && !unsaid && !attributeAsked(b, names, rel) {
 				// The question names the note and nothing else ("what
 				// does counterspell do"): a table of its attributes,
 				// none of which the question names, is what the note

@@ -633,7 +633,8 @@ func TestTagLineIsNotAnswer(t *testing.T) {
 
 // TestAttributeTableIsNotWhatTheNoteSays: asked what a note is or does, by
 // its name alone, the answer is what it says, read on past its title and
-// the table of its attributes; asked one of those attributes, the table.
+// the table of its attributes; asked one of those attributes, or something
+// in words no note found has, the table.
 func TestAttributeTableIsNotWhatTheNoteSays(t *testing.T) {
 	spell := func(name, level, text string) string {
 		return "# " + name + "\n\n## Spell Summary\n\n| Attribute | Value |\n|---|---|\n| Name | " + name + " |\n| Level | " + level +
@@ -646,6 +647,9 @@ func TestAttributeTableIsNotWhatTheNoteSays(t *testing.T) {
 	}
 	answerStartsWith(t, files, "what is fireball", "A bright streak flashes from your finger and blossoms into an explosion of flame.")
 	answerStartsWith(t, files, "what level is the spell shield", "From [[Shield#Spell Summary]]:\n\n| Attribute | Value |")
+	// A word no note found has ("cost") may be one a label says in other
+	// words: the table is not left out.
+	answerStartsWith(t, files, "how much does fireball cost", "From [[Fireball#Spell Summary]]:\n\n| Attribute | Value |")
 }
 
 // TestFramingWordsAreNotMissing: the words the search weighs as filler
