@@ -97,8 +97,15 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 	howTo := reHowToDo.MatchString(st.goal)
 	// A word of the question none of the notes found has ("cost") asks
 	// for something they say in other words: a note named after the rest
-	// of the question is not asked only what it is.
-	unsaid := slices.Contains(rel.weights, 0)
+	// of the question is not asked only what it is. A word the search
+	// left out as framing ("how does X work") asks nothing.
+	unsaid := false
+	vault := st.vaultWeights()
+	for i, g := range rel.groups {
+		if _, searched := groupWeight(vault, g); searched && rel.weights[i] == 0 {
+			unsaid = true
+		}
+	}
 	scores := map[string]float64{}
 	byMeaning := map[string]bool{}
 	top := 0.0

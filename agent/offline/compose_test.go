@@ -650,6 +650,9 @@ func TestAttributeTableIsNotWhatTheNoteSays(t *testing.T) {
 	// A word no note found has ("cost") may be one a label says in other
 	// words: the table is not left out.
 	answerStartsWith(t, files, "how much does fireball cost", "From [[Fireball#Spell Summary]]:\n\n| Attribute | Value |")
+	// But a word the search leaves out as the frame of the question is
+	// not one of those.
+	answerStartsWith(t, files, "how does fireball work", "A bright streak flashes from your finger and blossoms into an explosion of flame.")
 }
 
 // TestFramingWordsAreNotMissing: the words the search weighs as filler
