@@ -136,7 +136,7 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 		q.exact = append(q.exact, ix.exactTitles(k)...)
 	}
 	q.literal = ix.literalTitles(q.exact, text)
-	if len(q.exact) == 0 && len(texts) > 0 && questionWords[strings.ToLower(texts[0])] {
+	if len(q.exact) == 0 && len(q.words) <= maxRankWords && len(texts) > 0 && questionWords[strings.ToLower(texts[0])] {
 		q.named = ix.namedTitles(q.words)
 	}
 	return q
@@ -151,7 +151,8 @@ var questionWords = map[string]bool{"what": true, "what's": true, "which": true,
 // the note the question names, and asks something of ("what is the range
 // of magic missile": Magic Missile, not Jim's Magic Missile). Not in a
 // list of keywords, whose words all say what is looked for ("heapify
-// binary heap" is not asking about the note Binary Heap).
+// binary heap" is not asking about the note Binary Heap), nor in a pasted
+// page (more than maxRankWords words), whose runs are too many to look up.
 func (ix *Index) namedTitles(words []rankWord) []string {
 	for n := len(words) - 1; n >= minNamedWords; n-- {
 		var found []string
