@@ -136,10 +136,16 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 		q.exact = append(q.exact, ix.exactTitles(k)...)
 	}
 	q.literal = ix.literalTitles(q.exact, text)
-	if len(q.exact) == 0 && len(q.words) <= maxRankWords && len(texts) > 0 && questionWords[strings.ToLower(texts[0])] {
+	if len(q.exact) == 0 && len(q.words) <= maxRankWords && len(texts) > 0 && questionWords[bareWord(texts[0])] {
 		q.named = ix.namedTitles(q.words)
 	}
 	return q
+}
+
+// bareWord is a word of a query lower-cased, without the punctuation
+// around it ("work?", "(how").
+func bareWord(t string) string {
+	return strings.ToLower(strings.TrimFunc(t, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
 }
 
 // questionWords open a question.
@@ -196,12 +202,12 @@ func (ix *Index) variantTokens(surface, tok string) []string {
 // howFrames): they are left out of the ranking, unless nothing else is
 // left to rank (an is the text analyzer).
 func howFraming(an analysis.Analyzer, texts []string) []bool {
-	if len(texts) < 3 || !strings.EqualFold(texts[0], "how") {
+	if len(texts) < 3 || bareWord(texts[0]) != "how" {
 		return nil
 	}
 	lower := make([]string, len(texts))
 	for i, t := range texts {
-		lower[i] = strings.ToLower(t)
+		lower[i] = bareWord(t)
 	}
 	frames := make([]bool, len(texts))
 	any := false

@@ -476,6 +476,7 @@ func TestHowQuestionFraming(t *testing.T) {
 	}), "")
 	wantFirst(t, ix, 4,
 		[2]string{"how does advantage work", "Rules/Advantage.md"},
+		[2]string{"How does advantage work?", "Rules/Advantage.md"},
 		[2]string{"how far can I jump", "Spells/Jump.md"},
 		[2]string{"how do I find remote work", "Jobs/Remote.md"},
 	)
@@ -498,6 +499,7 @@ func TestQuestionNamesANote(t *testing.T) {
 	}), "")
 	wantFirst(t, ix, 4,
 		[2]string{"what is the range of magic missile", "Spells/Magic Missile.md"},
+		[2]string{"What is the range of Magic Missile?", "Spells/Magic Missile.md"},
 		[2]string{"range magic missile", "Spells/Jim's Magic Missile.md"},
 	)
 }
