@@ -271,7 +271,7 @@ func TestBuildSnippet(t *testing.T) {
 
 // FuzzSearch checks that no query string makes Search panic.
 func FuzzSearch(f *testing.F) {
-	for _, s := range []string{`a "b c" -d tag:#e/f path:g/ file:h OR (i j`, "file:[", "file:*?*", "path:\\", "東京 -\"", "sourdugh*", "\"the\"", "-(-(-x))"} {
+	for _, s := range []string{`a "b c" -d tag:#e/f path:g/ file:h OR (i j`, "file:[", "file:*?*", "path:\\", "東京 -\"", "sourdugh*", "\"the\"", "-(-(-x))", "How does the starter work?", "what is the range of sourdough starter", "colour synchronisation organise", "how far", "how does it work"} {
 		f.Add(s)
 	}
 	ix := openIndex(f, writeVault(f, smallVault), "")
