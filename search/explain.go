@@ -69,7 +69,7 @@ func explainTop(b *strings.Builder, n Node) {
 				framing = append(framing, words[i])
 			}
 		}
-		fmt.Fprintf(b, "In a question of \"how\", %s only frames the question: it is not searched for.\n", strings.Join(framing, " and "))
+		fmt.Fprintf(b, "%s only frames the question or request: it is not searched for.\n", strings.Join(framing, " and "))
 	}
 	var spelt []string
 	for i, t := range plain {

@@ -39,7 +39,7 @@ Ranked words also match their other spellings, where notes use them: "sync" as s
 Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
 `},
 		{"how does advantage work", `Rank notes by the words "how", "does", "advantage", "work": a note needs one of them, and notes holding more of them, and the rarer ones, come first.
-In a question of "how", "work" only frames the question: it is not searched for.
+"work" only frames the question or request: it is not searched for.
 Words match whole words in any case, accents and English endings aside (call, calls, calling), not inside other words.
 `},
 		{"[aliases:null] -tag:#x/y file:*.md", `Match notes by all of these:

@@ -50,6 +50,17 @@ var (
 		"if": true, "inside": true, "across": true, "between": true, "under": true, "during": true}
 )
 
+// requestVerbs open a request, when one of requestObjects follows them:
+// "list the tools for fuzzing", "show me my notes about kerberos", "give
+// me examples of ...". They are not searched for, as the frame of a
+// question of "how" is not. Not in "list comprehension", "show hidden
+// files".
+var (
+	requestVerbs   = map[string]bool{"list": true, "show": true, "give": true, "find": true, "fetch": true, "get": true}
+	requestObjects = map[string]bool{"the": true, "all": true, "my": true, "me": true, "us": true, "some": true, "every": true,
+		"any": true, "our": true, "each": true, "a": true, "an": true}
+)
+
 // articles are the stop words that a name written as one word leaves out
 // when it is said in words ("add a command" for addCommand).
 var articles = map[string]bool{"a": true, "an": true, "the": true}
@@ -198,11 +209,11 @@ func (ix *Index) variantTokens(surface, tok string) []string {
 	return out
 }
 
-// howFraming marks the texts of a question of "how" that frame it (see
-// howFrames): they are left out of the ranking, unless nothing else is
-// left to rank (an is the text analyzer).
+// howFraming marks the texts that frame a question of "how" (howFrames)
+// or a request (requestVerbs): they are left out of the ranking, unless
+// nothing else is left to rank (an is the text analyzer).
 func howFraming(an analysis.Analyzer, texts []string) []bool {
-	if len(texts) < 3 || bareWord(texts[0]) != "how" {
+	if len(texts) < 2 {
 		return nil
 	}
 	lower := make([]string, len(texts))
@@ -211,10 +222,17 @@ func howFraming(an analysis.Analyzer, texts []string) []bool {
 	}
 	frames := make([]bool, len(texts))
 	any := false
-	if howFrames[lower[1]] {
+	if requestVerbs[lower[0]] && requestObjects[lower[1]] {
+		// A request: "list the tools for fuzzing", "show me my notes
+		// about kerberos".
+		frames[0], any = true, true
+	} else if len(texts) < 3 || lower[0] != "how" {
+		return nil
+	}
+	if lower[0] == "how" && howFrames[lower[1]] {
 		frames[1], any = true, true
 	}
-	if howAux[lower[1]] && !howPronouns[lower[2]] {
+	if lower[0] == "how" && len(lower) > 2 && howAux[lower[1]] && !howPronouns[lower[2]] {
 		for i := 3; i < len(lower); i++ {
 			if lower[i] == "work" || lower[i] == "works" {
 				if i+1 == len(lower) || prepositions[lower[i+1]] {

@@ -503,3 +503,19 @@ func TestQuestionNamesANote(t *testing.T) {
 		[2]string{"range magic missile", "Spells/Jim's Magic Missile.md"},
 	)
 }
+
+// TestRequestVerbIsNotSearchedFor: the verb that opens a request ("list
+// the ...", "show me ...") is not searched for; "list comprehension" is
+// about lists.
+func TestRequestVerbIsNotSearchedFor(t *testing.T) {
+	ix := openIndex(t, writeVault(t, map[string]string{
+		"Sec/Fuzzing.md":               joinLines("# Fuzzing", "Tools for fuzzing: AFL, libFuzzer."),
+		"Sec/Intruder.md":              joinLines("# Intruder", "Payload lists: list the tools' payloads, list the fuzzing words, list everything."),
+		"Python/List comprehension.md": joinLines("# List comprehension", "Build a list in one expression."),
+		"Python/Set comprehension.md":  joinLines("# Set comprehension", "Build a set in one expression; a comprehension of sets."),
+	}), "")
+	wantFirst(t, ix, 4,
+		[2]string{"list the tools for fuzzing", "Sec/Fuzzing.md"},
+		[2]string{"list comprehension in one expression", "Python/List comprehension.md"},
+	)
+}
