@@ -142,6 +142,18 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 			text.WriteString(reHighlight.ReplaceAllString(srcs[i].content, "") + "\n")
 		}
 		p.blocks = append(p.blocks, parseBlocks(text.String(), heading)...)
+		// Lists of links alone (an index of notes) answer only what
+		// their heading names (below): they are kept apart.
+		var linkLists []block
+		kept := p.blocks[:0]
+		for _, b := range p.blocks {
+			if b.linkList() {
+				linkLists = append(linkLists, b)
+			} else {
+				kept = append(kept, b)
+			}
+		}
+		p.blocks = kept
 		for i := range p.blocks {
 			p.blocks[i].pos = i
 		}
@@ -184,6 +196,28 @@ func (st *convState) notesRead(srcs []source, rel relevance) []notePick {
 			if sc > bestScore || howTo && sc == bestScore && p.best >= 0 && !instructs(p.blocks, p.best, true) && instructs(p.blocks, i, true) &&
 				rel.count(stemSet(p.blocks[i].text())) >= rel.count(stemSet(p.blocks[p.best].text())) {
 				p.best, p.bestCover, bestScore = i, rel.cover(set), sc
+			}
+		}
+		// A list of links whose heading says a word of the question the
+		// note's name does not ("list the tools for fuzzing": Fuzzing's
+		// "# Tools") answers with the notes it names, when no passage of
+		// the note holds more of the question.
+		for _, b := range linkLists {
+			own := stemSet(b.heading)
+			for s := range names {
+				delete(own, s)
+			}
+			if rel.count(own) == 0 {
+				continue
+			}
+			set := stemSet(b.heading + " " + b.text())
+			if sc := rel.score(set); sc > bestScore {
+				b.pos = len(p.blocks)
+				p.blocks = append(p.blocks, b)
+				p.best, p.bestCover, bestScore = b.pos, rel.cover(set), sc
+				if p.opening < 0 {
+					p.opening = b.pos
+				}
 			}
 		}
 	}
@@ -410,7 +444,7 @@ func (st *convState) leadPassage(srcs []source, p notePick, rel relevance, cite 
 	blk := p.blocks[i]
 	c := cite(p.src, blk.heading)
 	items := func(b block) block {
-		if p.title >= wholeCover {
+		if p.title >= wholeCover || b.linkList() {
 			// The note is named after the question ("TCP" for my
 			// notes on TCP): every item of its lists is about it.
 			return b

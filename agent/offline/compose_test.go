@@ -667,3 +667,47 @@ func TestFramingWordsAreNotMissing(t *testing.T) {
 		t.Errorf("answer:\n%s", answer)
 	}
 }
+
+// TestListOfNotesAnswersWhatItsHeadingNames: a list of links alone under
+// a heading that names what is asked ("# Tools") answers with the notes
+// it names, as links; one under a heading the question does not name
+// ("# Concepts") does not.
+func TestListOfNotesAnswersWhatItsHeadingNames(t *testing.T) {
+	files := map[string]string{
+		"sec/Fuzzing.md": "---\ntags: [security]\n---\nGenerating semi-random input to find crashes.\n# Concepts\n- [[Test Oracle]]\n- [[Test Corpus]]\n" +
+			"# Tools\n- [[American Fuzzy Lop]]\n- [[libfuzzer]]\n",
+		"sec/Intruder.md": "# Intruder\n\nIntruder is a tool for fuzzing, and among fuzzing tools the one for web forms.\n",
+		"Garden.md":       "# Garden\n\nThe tomatoes went in on Sunday.\n",
+	}
+	answerStartsWith(t, files, "list the tools for fuzzing", "From [[Fuzzing#Tools]]:\n\n- [[American Fuzzy Lop]]\n- [[libfuzzer]]\n")
+	if answer := answerOver(t, files, "what is a test oracle in fuzzing"); strings.Contains(answer, "[[Test Corpus]]") {
+		t.Errorf("a list of notes its heading does not name was quoted:\n%s", answer)
+	}
+}
+
+// TestLinkAmongItemsIsNotAnItem: in a list whose other items say
+// something, an item that is only a link is left out, as before lists of
+// links were read.
+func TestLinkAmongItemsIsNotAnItem(t *testing.T) {
+	blocks := parseBlocks("## Tools\n- AFL finds crashes by mutation.\n- [[libfuzzer]]\n- Honggfuzz runs in parallel.\n", "")
+	if len(blocks) != 1 || len(blocks[0].items) != 2 || blocks[0].linkList() {
+		t.Fatalf("blocks: %+v", blocks)
+	}
+	blocks = parseBlocks("## Tools\n- [[AFL]]\n- [[libfuzzer]].\n", "")
+	if len(blocks) != 1 || !blocks[0].linkList() || blocks[0].items[1].text != "[[libfuzzer]]" {
+		t.Fatalf("blocks: %+v", blocks)
+	}
+}
+
+// TestListOfNotesSaysItsHeading: a list of notes under a heading that
+// names the question says what the heading names, though the notes'
+// names hold none of the question's words: the lead does not pass to a
+// note further down whose sentence holds them.
+func TestListOfNotesSaysItsHeading(t *testing.T) {
+	blocks := parseBlocks("# Tools\n- [[American Fuzzy Lop]]\n- [[libfuzzer]]\n", "")
+	rel := relevance{groups: [][]string{{stemOf("tools")}, {stemOf("fuzzing")}}, weights: []float64{1, 1}, total: 2}
+	p := notePick{blocks: blocks, best: 0, bestCover: 0.5}
+	if len(blocks) != 1 || !blocks[0].linkList() || !p.says(rel) {
+		t.Errorf("blocks %+v: says %v", blocks, p.says(rel))
+	}
+}

@@ -297,8 +297,8 @@ const leadSaysScore = 0.5
 // with no prose, or none holding the question, is quoted for its name
 // (its opening, or what it is).
 func (p notePick) says(rel relevance) bool {
-	if p.quotedForName() {
-		return true
+	if p.quotedForName() || p.best >= 0 && p.blocks[p.best].linkList() {
+		return true // a list of notes says what its heading names
 	}
 	return rel.count(stemSet(passageText(p.blocks, p.best, rel))) > 0
 }

@@ -38,6 +38,26 @@ type blockItem struct {
 	code *codeListing
 	// tail is the item's text after its code block.
 	tail string
+	// named is set when the item is only a link to a note: its text is
+	// the note's name ("- [[American Fuzzy Lop]]").
+	named bool
+}
+
+// reNamedItem is a list item that is one wikilink and nothing else.
+var reNamedItem = regexp.MustCompile(`^!?\[\[[^\]]+\]\][.,;]?$`)
+
+// linkList reports whether the block is a list of links to notes and
+// nothing else (an index of notes under a heading: "# Tools").
+func (b block) linkList() bool {
+	if b.kind != listBlock || len(b.items) == 0 {
+		return false
+	}
+	for _, it := range b.items {
+		if !it.named {
+			return false
+		}
+	}
+	return true
 }
 
 // linkNames are the keys (vault.LinkKey) of the notes a line of markdown
@@ -133,6 +153,17 @@ func parseBlocks(content, heading string) []block {
 		}
 	}
 	flushList := func() {
+		if list != nil && !list.linkList() {
+			// A link among items that say something is not one of
+			// them: only a list of links alone is one.
+			kept := list.items[:0]
+			for _, it := range list.items {
+				if !it.named {
+					kept = append(kept, it)
+				}
+			}
+			list.items = kept
+		}
 		if list != nil && len(list.items) > 0 {
 			out = append(out, *list)
 		}
@@ -243,10 +274,15 @@ func parseBlocks(content, heading string) []block {
 			}
 			indent = append(indent[:depth], width)
 			blank = false
-			if text := strings.TrimSpace(m[3]); text != "" && !boilerplateLine(text) {
+			switch text := strings.TrimSpace(m[3]); {
+			case text == "":
+			case !boilerplateLine(text):
 				if s := cleanInline(text); s != "" {
 					list.items = append(list.items, blockItem{text: s, depth: depth, links: linkNames(text)})
 				}
+			case reNamedItem.MatchString(text):
+				// Quoted as the link it is: the answer names the notes.
+				list.items = append(list.items, blockItem{text: strings.TrimRight(strings.TrimPrefix(text, "!"), ".,;"), depth: depth, links: linkNames(text), named: true})
 			}
 			return
 		}
