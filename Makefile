@@ -95,7 +95,7 @@ clean:
 # Without VAULT it runs every set of EVAL_SETS (VAULT=QUESTIONS pairs; a set
 # whose vault is missing is skipped): the hub and rockman sets, the two
 # sets over Obsidian's help vault (vocabulary mismatch; plain questions)
-# and the set over Obsidian's developer docs,
+# the set over Obsidian's developer docs, and the D&D and zettelkasten sets,
 # the vaults under EVAL_VAULTS. EVAL_EMBED=use-lite also runs hybrid and
 # semantic search with a real sentence encoder (the embeddings server of
 # scripts/embedserver, started for the run; vectors cached by text in
@@ -110,7 +110,9 @@ EVAL_SETS ?= $(EVAL_VAULTS)/obsidian-hub=$(EVAL_SHARED)/hub-questions.json \
 	$(EVAL_VAULTS)/rockman-vault=testdata/eval/rockman-questions.json \
 	$(EVAL_VAULTS)/obsidian-help=testdata/eval/help-vocabulary-questions.json \
 	$(EVAL_VAULTS)/obsidian-help=testdata/eval/help-questions.json \
-	$(EVAL_VAULTS)/obsidian-developer-docs=testdata/eval/devdocs-questions.json
+	$(EVAL_VAULTS)/obsidian-developer-docs=testdata/eval/devdocs-questions.json \
+	$(EVAL_VAULTS)/dnd=testdata/eval/dnd-questions.json \
+	$(EVAL_VAULTS)/zk=testdata/eval/zettelkasten-questions.json
 EVAL_EMBED ?=
 EVAL_EMBED_CACHE ?=
 EVAL_ARGS = $(if $(VERBOSE),--verbose) $(if $(EVAL_EMBED),--embed $(EVAL_EMBED)) $(if $(EVAL_EMBED_CACHE),--embed-cache $(EVAL_EMBED_CACHE)) $(EVAL_FLAGS)
