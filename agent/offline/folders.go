@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
 )
 
 // Questions about a folder's notes ("what notes are in the Templates
@@ -57,8 +56,7 @@ func (st *convState) countQuestion() bool {
 func (st *convState) folderStep() (step, bool) {
 	if st.countQuestion() {
 		if st.tree == nil {
-			return step{text: "Counting the notes of the vault.",
-				calls: []llm.ToolCall{call(0, agent.ToolFileTree, map[string]any{})}, tools: []string{agent.ToolFileTree}}, true
+			return callStep("Counting the notes of the vault.", agent.ToolFileTree, map[string]any{}), true
 		}
 		if !st.tree.failed {
 			return st.listedStep("folders", "Counted the vault's notes."), true
@@ -70,9 +68,7 @@ func (st *convState) folderStep() (step, bool) {
 	}
 	rec := st.searchFor(folderQuery(folder))
 	if rec == nil {
-		return step{text: "Listing the notes in " + folder + "/.",
-			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, map[string]any{"query": folderQuery(folder)})},
-			tools: []string{agent.ToolLocalSearch}}, true
+		return callStep("Listing the notes in "+folder+"/.", agent.ToolLocalSearch, map[string]any{"query": folderQuery(folder)}), true
 	}
 	if rec.failed || len(rec.results) == 0 {
 		return step{}, false

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -80,9 +79,7 @@ func (st *convState) linkStep() (step, bool) {
 		if back {
 			what = "the notes that link to " + note
 		}
-		return step{text: "Listing " + what + ".",
-			calls: []llm.ToolCall{call(0, agent.ToolNoteLinks, map[string]any{"notePath": note})},
-			tools: []string{agent.ToolNoteLinks}}, true
+		return callStep("Listing "+what+".", agent.ToolNoteLinks, map[string]any{"notePath": note}), true
 	}
 	if st.links.failed {
 		return step{}, false

@@ -169,6 +169,11 @@ type step struct {
 	final bool
 }
 
+// callStep is a step that makes one call, of the tool it considers.
+func callStep(text, tool string, args any) step {
+	return step{text: text, calls: []llm.ToolCall{call(0, tool, args)}, tools: []string{tool}}
+}
+
 func call(i int, name string, args any) llm.ToolCall {
 	b, _ := json.Marshal(args)
 	return llm.ToolCall{ID: "call_" + strconv.Itoa(i), Name: name, Arguments: string(b)}
@@ -203,14 +208,11 @@ func (st *convState) next() step {
 			{"id": "read", "content": "Read the most relevant notes", "status": "pending"},
 			{"id": "answer", "content": "Answer with citations", "status": "pending"},
 		}
-		return step{text: "I'll plan this first: search, read the best notes, then answer.",
-			calls: []llm.ToolCall{call(0, planner.ToolWriteTodos, map[string]any{"todos": todos})}, tools: []string{planner.ToolWriteTodos}}
+		return callStep("I'll plan this first: search, read the best notes, then answer.", planner.ToolWriteTodos, map[string]any{"todos": todos})
 	}
 	// A property's value is not a period ("notes whose year is 2017").
 	if st.timeExpr != "" && st.available(agent.ToolTimeRange) && !st.timeCalled && st.propertyQuery() == "" {
-		return step{text: fmt.Sprintf("Working out the dates for %q.", st.timeExpr),
-			calls: []llm.ToolCall{call(0, agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})},
-			tools: []string{agent.ToolTimeRange}}
+		return callStep(fmt.Sprintf("Working out the dates for %q.", st.timeExpr), agent.ToolTimeRange, map[string]any{"timeExpression": st.timeExpr})
 	}
 	for _, l := range st.listings() {
 		if s, ok := l.step(); ok {
@@ -219,24 +221,20 @@ func (st *convState) next() step {
 	}
 	// A goal only about the notes it names needs no search: they are read.
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && st.timeOnly() && st.timeRange != nil {
-		return step{text: fmt.Sprintf("Listing the notes from %s.", st.timeExpr),
-			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(listQuery))}, tools: []string{agent.ToolLocalSearch}}
+		return callStep(fmt.Sprintf("Listing the notes from %s.", st.timeExpr), agent.ToolLocalSearch, st.searchArgs(listQuery))
 	}
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 0 && strings.TrimSpace(st.goal) != "" && !st.namedRead() {
 		q := st.searchQuery()
-		return step{text: "Searching the vault for " + kw + ".",
-			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(q))}, tools: []string{agent.ToolLocalSearch}}
+		return callStep("Searching the vault for "+kw+".", agent.ToolLocalSearch, st.searchArgs(q))
 	}
 	if st.available(agent.ToolLocalSearch) && len(st.searches) == 1 && len(st.hits()) == 0 && !st.timeOnly() {
 		if loose := st.looseQuery(); loose != "" && loose != st.searches[0].query {
-			return step{text: "Nothing matched, so I'm trying looser terms: " + loose + ".",
-				calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgs(loose))}, tools: []string{agent.ToolLocalSearch}}
+			return callStep("Nothing matched, so I'm trying looser terms: "+loose+".", agent.ToolLocalSearch, st.searchArgs(loose))
 		}
 	}
 	if st.available(agent.ToolLocalSearch) && st.undatedRetry() {
 		q := st.searchQuery()
-		return step{text: fmt.Sprintf("Nothing from %s matched, so I'm searching notes of any date for %s.", st.timeExpr, kw),
-			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, st.searchArgsIn(q, nil))}, tools: []string{agent.ToolLocalSearch}}
+		return callStep(fmt.Sprintf("Nothing from %s matched, so I'm searching notes of any date for %s.", st.timeExpr, kw), agent.ToolLocalSearch, st.searchArgsIn(q, nil))
 	}
 	hits := st.hits()
 	var toRead []search.Result
@@ -266,18 +264,14 @@ func (st *convState) next() step {
 	// they skip this read to stay within a small iteration budget.
 	if len(toRead) == 0 && !planning && st.phase == "" && st.tools && st.offered[agent.ToolReadNote] && st.ownReads() > 0 && !st.timeOnly() {
 		if p, chunk, ok := st.neighbourChunk(); ok {
-			return step{text: "The answer runs past the part read; reading the neighbouring part of " + noteName(p) + ".",
-				calls: []llm.ToolCall{call(0, agent.ToolReadNote, map[string]any{"notePath": p, "chunkIndex": chunk})},
-				tools: []string{agent.ToolReadNote}}
+			return callStep("The answer runs past the part read; reading the neighbouring part of "+noteName(p)+".", agent.ToolReadNote, map[string]any{"notePath": p, "chunkIndex": chunk})
 		}
 	}
 	if len(toRead) > 0 {
 		if planning && !st.progressed["search"] && !st.planDone {
-			return step{text: fmt.Sprintf("Search done: %s found; reading next.", plural(len(hits), "note")),
-				calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
-					"step_id": "search", "step_summary": fmt.Sprintf("Found %s.", plural(len(hits), "matching note")),
-					"next_step": "read"})},
-				tools: []string{planner.ToolPlanProgress}}
+			return callStep(fmt.Sprintf("Search done: %s found; reading next.", plural(len(hits), "note")), planner.ToolPlanProgress, map[string]any{
+				"step_id": "search", "step_summary": fmt.Sprintf("Found %s.", plural(len(hits), "matching note")),
+				"next_step": "read"})
 		}
 		var calls []llm.ToolCall
 		paths := make([]string, 0, len(toRead))
@@ -301,10 +295,8 @@ func (st *convState) next() step {
 		if len(st.reads) == 0 {
 			text = "Nothing matched; closing the plan before answering."
 		}
-		return step{text: text,
-			calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
-				"step_id": id, "step_summary": summary, "plan_status": "completed"})},
-			tools: []string{planner.ToolPlanProgress}}
+		return callStep(text, planner.ToolPlanProgress, map[string]any{
+			"step_id": id, "step_summary": summary, "plan_status": "completed"})
 	}
 	return step{final: true, text: "Answering from the notes read."}
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -84,9 +83,7 @@ func (st *convState) propertyStep() (step, bool) {
 		return step{}, false
 	}
 	if st.props == nil || st.props.query != q {
-		return step{text: "Listing the notes with " + q + ".",
-			calls: []llm.ToolCall{call(0, agent.ToolNotesByProperty, map[string]any{"query": q, "limit": maxPropertyNotes})},
-			tools: []string{agent.ToolNotesByProperty}}, true
+		return callStep("Listing the notes with "+q+".", agent.ToolNotesByProperty, map[string]any{"query": q, "limit": maxPropertyNotes}), true
 	}
 	if st.props.total == 0 && !st.props.failed {
 		return step{}, false

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/search"
 )
 
@@ -100,9 +99,7 @@ func (st *convState) tagStep() (step, bool) {
 		if len(topic) > 0 {
 			what += " about " + joinOr(topic)
 		}
-		return step{text: "Listing " + what + ".",
-			calls: []llm.ToolCall{call(0, agent.ToolLocalSearch, map[string]any{"query": tagQuery(tag, topic)})},
-			tools: []string{agent.ToolLocalSearch}}, true
+		return callStep("Listing "+what+".", agent.ToolLocalSearch, map[string]any{"query": tagQuery(tag, topic)}), true
 	}
 	if st.tagGuessed(rec) {
 		return step{}, false

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/vault-agent/vault-agent/agent"
-	"github.com/vault-agent/vault-agent/llm"
 	"github.com/vault-agent/vault-agent/planner"
 )
 
@@ -100,10 +99,8 @@ func (st *convState) taskStep() (step, bool) {
 // an open plan closed with summary, then the answer.
 func (st *convState) listedStep(what, summary string) step {
 	if st.planActive && st.available(planner.ToolPlanProgress) && !st.planDone {
-		return step{text: "The " + what + " are listed; closing the plan before answering.",
-			calls: []llm.ToolCall{call(0, planner.ToolPlanProgress, map[string]any{
-				"step_id": "search", "step_summary": summary, "plan_status": "completed"})},
-			tools: []string{planner.ToolPlanProgress}}
+		return callStep("The "+what+" are listed; closing the plan before answering.", planner.ToolPlanProgress, map[string]any{
+			"step_id": "search", "step_summary": summary, "plan_status": "completed"})
 	}
 	return step{final: true, text: "Answering from the " + what + " listed."}
 }
@@ -134,8 +131,7 @@ func (st *convState) listTasksStep() (step, bool) {
 			what = strings.TrimSuffix(what, st.timeExpr) + "from " + st.timeExpr
 		}
 	}
-	return step{text: "Listing the " + what + ".", calls: []llm.ToolCall{call(0, agent.ToolListTasks, args)},
-		tools: []string{agent.ToolListTasks}}, true
+	return callStep("Listing the "+what+".", agent.ToolListTasks, args), true
 }
 
 // noteTasks records a listTasks result.
