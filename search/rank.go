@@ -304,24 +304,32 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 		}
 		alts := []*readers{words[i]}
 		words[i] = nil
+		// openAlt opens the postings of another token of the word; on
+		// an error, those of the word's tokens opened are closed.
+		openAlt := func(tok string) (*readers, error) {
+			rs, err := openReaders(ctx, r, tok)
+			if err != nil {
+				for _, a := range alts {
+					a.close()
+				}
+			}
+			return rs, err
+		}
 		df := dfs[i]
 		for _, j := range joined[i] {
-			rs, err := openReaders(ctx, r, j)
+			rs, err := openAlt(j)
 			if err != nil {
-				alts[0].close()
 				return err
 			}
 			t.alts = append(t.alts, rankAlt{token: j, w: 1})
 			alts = append(alts, rs)
 		}
-		// Other spellings of the word are the word: their notes hold it.
-		if !long && !w.filler {
+		// Other spellings of the word are the word: their notes hold it
+		// (none for filler, nor in a pasted page: newRankQuery).
+		if len(w.variants) > 0 {
 			for _, v := range w.variants {
-				rs, err := openReaders(ctx, r, v)
+				rs, err := openAlt(v)
 				if err != nil {
-					for _, a := range alts {
-						a.close()
-					}
 					return err
 				}
 				c := rs.df()
@@ -358,11 +366,8 @@ func (s *rankSearcher) open(ctx context.Context, r index.IndexReader) error {
 			}
 			best := uint64(0)
 			for _, c := range fixes {
-				rs, err := openReaders(ctx, r, c.token)
+				rs, err := openAlt(c.token)
 				if err != nil {
-					for _, a := range alts {
-						a.close()
-					}
 					return err
 				}
 				t.alts = append(t.alts, rankAlt{token: c.token, w: correctionWeight})

@@ -130,7 +130,7 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 			// "my notes" frames a request ("summarize my notes on
 			// TCP"); "a new note" is what it is about.
 			filler := fill[tok] || mine && k == 0 && noteWords[surface]
-			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: filler, variants: ix.variantTokens(surface, tok)})
+			q.words = append(q.words, rankWord{token: tok, surface: surface, filler: filler})
 			if !filler {
 				content = append(content, tok)
 			}
@@ -138,6 +138,15 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 	}
 	if len(q.words) == 0 {
 		return nil
+	}
+	if len(q.words) <= maxRankWords {
+		// Other spellings are looked for in questions, not in pasted
+		// pages, and never for filler.
+		for i, w := range q.words {
+			if !w.filler {
+				q.words[i].variants = ix.variantTokens(w.surface, w.token)
+			}
+		}
 	}
 	text := strings.Join(texts, " ")
 	full := titleKey(ix.textAn, text)
