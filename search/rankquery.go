@@ -165,7 +165,7 @@ func (ix *Index) newRankQuery(texts []string, fuzzAll bool) *rankQuery {
 // bareWord is a word of a query lower-cased, without the punctuation
 // around it ("work?", "(how").
 func bareWord(t string) string {
-	return strings.ToLower(strings.TrimFunc(t, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
+	return strings.TrimFunc(strings.ToLower(t), unicode.IsPunct)
 }
 
 // questionWords open a question.
@@ -326,9 +326,9 @@ func (ix *Index) literalTitles(exact []string, text string) []string {
 // literalKey is s lower-cased, its words single-spaced, without the
 // punctuation around them ("Modals?" is "modals").
 func literalKey(s string) string {
-	words := strings.Fields(strings.ToLower(s))
+	words := strings.Fields(s)
 	for i, w := range words {
-		words[i] = strings.TrimFunc(w, func(r rune) bool { return unicode.IsPunct(r) })
+		words[i] = bareWord(w)
 	}
 	return strings.Join(slices.DeleteFunc(words, func(w string) bool { return w == "" }), " ")
 }
