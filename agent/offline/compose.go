@@ -890,10 +890,7 @@ func (st *convState) neighbourChunk() (notePath string, chunk int, ok bool) {
 		// The parts read say nothing but what the note is (its title,
 		// a line of links under its frontmatter, a table of its
 		// attributes): what it says comes next.
-		last := s.chunk
-		for _, k := range best.srcs {
-			last = max(last, srcs[k].chunk)
-		}
+		last := srcs[best.srcs[len(best.srcs)-1]].chunk // srcs are in chunk order
 		if next := last + 1; next < s.chunks && !got[s.path+"#"+strconv.Itoa(next)] {
 			return s.path, next, true
 		}
